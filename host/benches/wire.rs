@@ -1,0 +1,258 @@
+//! Benchmarks over the real wire: the host binary driven by rmcp's client
+//! over stdio, compared with a native rmcp server doing the same work,
+//! measured in the same run.
+//!
+//!     cargo bench -p mcp-wasm-host --bench wire            (full run)
+//!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
+//!
+//! Prints medians, p99s and ratios; BENCHMARKS.md records the figures.
+
+#[path = "../../tests/e2e/harness.rs"]
+mod harness;
+mod native;
+
+use std::time::{Duration, Instant};
+
+use harness::{Host, Start, files_in, no_args, wait_for_lock};
+use serde_json::json;
+
+fn main() {
+    if std::env::var_os(native::SERVE_ENV).is_some() {
+        return native::serve();
+    }
+    let quick = std::env::args().any(|a| a == "--quick");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }));
+}
+
+#[derive(Clone, Copy)]
+struct Scale {
+    cancel_trials: usize,
+    echo_calls: usize,
+    concurrent_calls: usize,
+    start_trials: usize,
+    compute_trials: usize,
+}
+
+impl Scale {
+    const FULL: Scale = Scale {
+        cancel_trials: 200,
+        echo_calls: 3000,
+        concurrent_calls: 20_000,
+        start_trials: 20,
+        compute_trials: 15,
+    };
+    const QUICK: Scale = Scale {
+        cancel_trials: 20,
+        echo_calls: 200,
+        concurrent_calls: 1000,
+        start_trials: 3,
+        compute_trials: 3,
+    };
+}
+
+async fn run(scale: Scale) {
+    println!("# mcp-wasm-host wire benchmarks\n");
+    echo_round_trip(scale).await;
+    concurrent_throughput(scale).await;
+    for grace in ["0", "100ms"] {
+        for tool in ["spin", "stall"] {
+            cancel_latency(tool, grace, scale).await;
+        }
+    }
+    startup(scale).await;
+    fuel_versus_epoch(scale).await;
+}
+
+/// Sorted durations with percentile lookups.
+struct Samples(Vec<Duration>);
+
+impl Samples {
+    fn new(mut samples: Vec<Duration>) -> Self {
+        samples.sort();
+        Samples(samples)
+    }
+    fn pct(&self, p: f64) -> Duration {
+        let index = ((self.0.len() as f64 - 1.0) * p).round() as usize;
+        self.0[index]
+    }
+    fn p50(&self) -> Duration {
+        self.pct(0.5)
+    }
+    fn p99(&self) -> Duration {
+        self.pct(0.99)
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+async fn start_host(args: &[&str], log: &str) -> Host {
+    let mut start = Start::new("demo", args).log(log);
+    start.tap_stdout = false;
+    Host::start(start).await
+}
+
+async fn start_native() -> Host {
+    let start = Start {
+        args: vec![],
+        rust_log: "warn".into(),
+        program: std::env::current_exe().unwrap(),
+        tap_stdout: false,
+    };
+    // SAFETY: set before the child is spawned; the bench is the only user.
+    unsafe { std::env::set_var(native::SERVE_ENV, "1") };
+    let host = Host::start(start).await;
+    unsafe { std::env::remove_var(native::SERVE_ENV) };
+    host
+}
+
+async fn echo_times(host: &Host, calls: usize) -> Samples {
+    let mut times = Vec::with_capacity(calls);
+    for i in 0..calls + 50 {
+        let started = Instant::now();
+        let result = host.call("echo", json!({ "text": "hello" })).await.unwrap();
+        if i >= 50 {
+            // The first 50 warm up both servers.
+            times.push(started.elapsed());
+        }
+        assert_eq!(result.is_error, Some(false));
+    }
+    Samples::new(times)
+}
+
+async fn echo_round_trip(scale: Scale) {
+    let wasm = start_host(&[], "warn").await;
+    let native = start_native().await;
+    let w = echo_times(&wasm, scale.echo_calls).await;
+    let n = echo_times(&native, scale.echo_calls).await;
+    println!("## echo round trip over stdio ({} sequential calls each)\n", scale.echo_calls);
+    println!("| server | p50 | p99 |\n|---|---|---|");
+    println!("| mcp-wasm-host (wasm component) | {} | {} |", ms(w.p50()), ms(w.p99()));
+    println!("| native rmcp server | {} | {} |", ms(n.p50()), ms(n.p99()));
+    println!(
+        "\nratio (wasm / native): p50 {:.2}x, p99 {:.2}x\n",
+        w.p50().as_secs_f64() / n.p50().as_secs_f64(),
+        w.p99().as_secs_f64() / n.p99().as_secs_f64()
+    );
+}
+
+async fn calls_per_second(host: &Host, total: usize, in_flight: usize) -> f64 {
+    use futures_util::StreamExt as _;
+    let started = Instant::now();
+    let results: Vec<_> = futures_util::stream::iter(0..total)
+        .map(|_| host.call("echo", json!({ "text": "hello" })))
+        .buffer_unordered(in_flight)
+        .collect()
+        .await;
+    let elapsed = started.elapsed();
+    assert!(results.iter().all(|r| r.as_ref().is_ok_and(|r| r.is_error == Some(false))));
+    total as f64 / elapsed.as_secs_f64()
+}
+
+async fn concurrent_throughput(scale: Scale) {
+    let wasm = start_host(&[], "warn").await;
+    let native = start_native().await;
+    // Warm up, then alternate to share the machine's noise fairly.
+    calls_per_second(&wasm, 500, 32).await;
+    calls_per_second(&native, 500, 32).await;
+    let (mut w, mut n) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        w.push(calls_per_second(&wasm, scale.concurrent_calls / 5, 32).await);
+        n.push(calls_per_second(&native, scale.concurrent_calls / 5, 32).await);
+    }
+    w.sort_by(f64::total_cmp);
+    n.sort_by(f64::total_cmp);
+    let (w, n) = (w[2], n[2]);
+    println!(
+        "## echo throughput, 32 calls in flight ({} calls each, median of 5 rounds)\n",
+        scale.concurrent_calls
+    );
+    println!("| server | calls/s |\n|---|---|");
+    println!("| mcp-wasm-host | {w:.0} |\n| native rmcp server | {n:.0} |");
+    println!("\nratio (wasm / native): {:.2}x\n", w / n);
+}
+
+/// From the client sending `notifications/cancelled` to the host's "call
+/// ended" event (guest stopped, store dropped, cleanup finished).
+async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
+    let locks = tempfile::tempdir().unwrap();
+    let dir = locks.path().display().to_string();
+    let host = start_host(&["--dir", &dir, "--cancel-grace", grace], "mcp_wasm_host=info,warn").await;
+    let mut samples = Vec::with_capacity(scale.cancel_trials);
+    for trial in 0..scale.cancel_trials {
+        let handle = host.start_call(tool, no_args()).await;
+        wait_for_lock(locks.path()).await;
+        let ended_before = count_ended(&host.stderr.all());
+        let sent = Instant::now();
+        handle.cancel(None).await.unwrap();
+        host.stderr.wait_until("call ended", |lines| (count_ended(lines) > ended_before).then_some(())).await;
+        samples.push(sent.elapsed());
+        assert!(files_in(locks.path()).is_empty(), "trial {trial}: cleanup left a lock");
+    }
+    let s = Samples::new(samples);
+    println!(
+        "cancel → stopped + cleanup done, `{tool}`, --cancel-grace {grace}: p50 {}, p99 {} ({} trials)\n",
+        ms(s.p50()),
+        ms(s.p99()),
+        scale.cancel_trials
+    );
+}
+
+fn count_ended(lines: &[String]) -> usize {
+    lines.iter().filter(|l| l.contains("call ended")).count()
+}
+
+/// Process start → first `tools/list` answered.
+async fn startup(scale: Scale) {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().display().to_string();
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for _ in 0..scale.start_trials {
+        cold.push(time_to_list(&["--no-cache"]).await);
+        // Prime once per trial so every warm start is a cache hit.
+        time_to_list(&["--cache-dir", &cache_dir]).await;
+        warm.push(time_to_list(&["--cache-dir", &cache_dir]).await);
+    }
+    let (cold, warm) = (Samples::new(cold), Samples::new(warm));
+    println!("## start → first tools/list answered ({} starts each)\n", scale.start_trials);
+    println!("| compile cache | p50 | max |\n|---|---|---|");
+    println!("| cold (compiling) | {} | {} |", ms(cold.p50()), ms(cold.pct(1.0)));
+    println!("| warm (cached artifact) | {} | {} |\n", ms(warm.p50()), ms(warm.pct(1.0)));
+}
+
+async fn time_to_list(args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let host = start_host(args, "warn").await;
+    host.client.peer().list_all_tools().await.unwrap();
+    let elapsed = started.elapsed();
+    host.disconnect().await;
+    elapsed
+}
+
+/// The same compute loop with fuel metering on and with epoch interruption only.
+async fn fuel_versus_epoch(scale: Scale) {
+    let metered = start_host(&["--fuel", "1000000000000"], "warn").await;
+    let epoch_only = start_host(&["--fuel", "0"], "warn").await;
+    let args = json!({ "iterations": 200_000_000u64 });
+    let (mut f, mut e) = (Vec::new(), Vec::new());
+    for _ in 0..scale.compute_trials {
+        let t = Instant::now();
+        metered.call("compute", args.clone()).await.unwrap();
+        f.push(t.elapsed());
+        let t = Instant::now();
+        epoch_only.call("compute", args.clone()).await.unwrap();
+        e.push(t.elapsed());
+    }
+    let (f, e) = (Samples::new(f), Samples::new(e));
+    println!("## compute loop, 2e8 iterations ({} calls each)\n", scale.compute_trials);
+    println!("| metering | p50 |\n|---|---|");
+    println!(
+        "| fuel + epoch (`--fuel N`) | {} |\n| epoch only (`--fuel 0`) | {} |",
+        ms(f.p50()),
+        ms(e.p50())
+    );
+    println!("\nratio (fuel / epoch only): {:.2}x\n", f.p50().as_secs_f64() / e.p50().as_secs_f64());
+}

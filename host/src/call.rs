@@ -1,0 +1,322 @@
+//! The life of one tool call, top to bottom:
+//!
+//! 1. a fresh store and instance from the pre-instantiated component;
+//! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
+//!    and host shutdown — whichever comes first flips the call's
+//!    `cancelled` resource and bumps the epoch so a computing guest returns
+//!    to the host at once;
+//! 3. the guest gets `--cancel-grace` to return by itself; after that the
+//!    host drops the call future, which stops a guest that is computing
+//!    (parked at an epoch yield) or blocked in an async host call alike;
+//! 4. the call's store is dropped, closing every handle it held;
+//! 5. for every call that did not return normally, `tool.cleanup` runs in a
+//!    new store and instance with its own fuel and deadline.
+//!
+//! The outcome is returned in the host's own terms; `server` maps it to MCP.
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use tokio_util::sync::{CancellationToken, DropGuard};
+use wasmtime::{Engine, Trap};
+
+use crate::bindings::types::{CallError, CallResult};
+use crate::cancellation::{CallCancellation, GuestCancelled, StopReason};
+use crate::component::ToolComponent;
+use crate::limits::{CallLimits, LimitHit};
+use crate::sandbox::{Grants, StoreBudget, new_store};
+use crate::stats::Stats;
+
+/// How a call ended, in the host's terms.
+#[derive(Debug)]
+pub enum CallOutcome {
+    /// The tool returned a result or its own error.
+    Returned(Result<CallResult, CallError>),
+    /// The client cancelled the call or the host is shutting down: nobody is
+    /// waiting for a result.
+    Stopped(StopReason),
+    /// The call was stopped at a limit (fuel, memory, stack, deadline).
+    LimitHit(LimitHit),
+    /// The guest trapped (a panic, an abort, a bug); the text says how.
+    Crashed(String),
+}
+
+/// Runs calls. One per server; shared by all concurrent calls.
+pub struct CallRunner {
+    engine: Engine,
+    grants: Grants,
+    limits: CallLimits,
+    /// Fires when the host shuts down; every live call stops.
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+    next_call: AtomicU64,
+}
+
+/// How the guest's part of a call ended.
+struct GuestEnd {
+    outcome: CallOutcome,
+    /// Set when the call did not return normally: the reason for `cleanup`.
+    needs_cleanup: Option<StopReason>,
+    /// Whether the host had to stop the guest (it did not return in the grace period).
+    forced: bool,
+}
+
+/// What the guest's `tool.call` came back with, before classification.
+type GuestResult = wasmtime::Result<Result<CallResult, CallError>>;
+
+impl CallRunner {
+    /// A runner whose calls get `limits` and `grants`, and stop on `shutdown`.
+    pub fn new(
+        engine: Engine,
+        grants: Grants,
+        limits: CallLimits,
+        shutdown: CancellationToken,
+        stats: Arc<Stats>,
+    ) -> Self {
+        Self { engine, grants, limits, shutdown, stats, next_call: AtomicU64::new(1) }
+    }
+
+    /// The limits every call gets.
+    pub fn limits(&self) -> &CallLimits {
+        &self.limits
+    }
+
+    /// Runs `tool` of `component` with `arguments` (a JSON object, already
+    /// validated), until it returns or is stopped, and its cleanup is done.
+    /// `client_cancel` fires when the client cancels the request.
+    pub async fn run(
+        &self,
+        component: &ToolComponent,
+        tool: &str,
+        arguments: &str,
+        client_cancel: CancellationToken,
+    ) -> CallOutcome {
+        let _live = self.stats.call();
+        let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
+        let started = Instant::now();
+        let cancellation = CallCancellation::new();
+        let watcher = self.watch(&cancellation, client_cancel);
+
+        tracing::debug!(call_id = &*call_id, tool, "call started");
+        let GuestEnd { outcome, needs_cleanup, forced } =
+            self.run_guest(component, tool, arguments, &call_id, &cancellation).await;
+        drop(watcher);
+
+        let cleanup = match needs_cleanup {
+            Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
+            None => None,
+        };
+        let stop_ms = cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64() * 1e3);
+        tracing::info!(
+            call_id = &*call_id,
+            tool,
+            outcome = outcome.label(),
+            stop_reason = cancellation.reason().map(StopReason::as_str),
+            forced,
+            stop_ms,
+            cleanup = cleanup.map(CleanupOutcome::label),
+            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+            "call ended"
+        );
+        outcome
+    }
+
+    /// Runs the guest in its own store until it returns or is stopped.
+    async fn run_guest(
+        &self,
+        component: &ToolComponent,
+        tool: &str,
+        arguments: &str,
+        call_id: &Arc<str>,
+        cancellation: &CallCancellation,
+    ) -> GuestEnd {
+        let budget = StoreBudget { fuel: self.limits.fuel, max_memory: self.limits.max_memory };
+        let mut store =
+            match new_store(&self.engine, &self.grants, &budget, cancellation.clone(), call_id.clone()) {
+                Ok(store) => store,
+                Err(err) => {
+                    let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
+                    return GuestEnd { outcome, needs_cleanup: None, forced: false };
+                }
+            };
+        let _store_live = self.stats.store();
+
+        let result: Option<GuestResult> = {
+            let guest = pin!(async {
+                let instance = component.pre.instantiate_async(&mut store).await?;
+                let cancelled = store.data_mut().table.push(GuestCancelled(cancellation.clone()))?;
+                let (call_id, tool, arguments) =
+                    (call_id.to_string(), tool.to_string(), arguments.to_string());
+                instance.mcp_tool_tool().call_call(&mut store, &call_id, &tool, &arguments, cancelled).await
+            });
+            stop_or_finish(guest, cancellation, &self.limits).await
+            // The guest future is dropped here: a guest still running is stopped.
+        };
+        let memory_hit = store.data().memory.was_hit();
+        // Drop the store before cleanup runs, so every handle the call held
+        // (files, pollables) is closed when cleanup tries to release things.
+        drop(store);
+
+        let forced = result.is_none();
+        let (outcome, needs_cleanup) = match (result, cancellation.reason()) {
+            // Asked to stop and did not return in time: stopped by force.
+            (None, Some(reason)) => (self.stopped(reason), Some(reason)),
+            (None, None) => unreachable!("a call is only abandoned after it was cancelled"),
+            // Asked to stop; the guest said it stopped, or trapped meanwhile.
+            (Some(Ok(Err(CallError::Cancelled))) | Some(Err(_)), Some(reason)) => {
+                (self.stopped(reason), Some(reason))
+            }
+            // Returned (a result or its own error), possibly after a cancel it
+            // did not notice in time: it still owes a cleanup then.
+            (Some(Ok(returned)), reason) => (CallOutcome::Returned(returned), reason),
+            (Some(Err(trap)), None) => {
+                (self.classify_trap(&trap, memory_hit), Some(StopReason::LimitExceeded))
+            }
+        };
+        GuestEnd { outcome, needs_cleanup, forced }
+    }
+
+    fn stopped(&self, reason: StopReason) -> CallOutcome {
+        match reason {
+            StopReason::DeadlineExceeded => CallOutcome::LimitHit(LimitHit::Deadline(self.limits.timeout)),
+            other => CallOutcome::Stopped(other),
+        }
+    }
+
+    fn classify_trap(&self, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
+        if memory_hit {
+            return CallOutcome::LimitHit(LimitHit::Memory(self.limits.max_memory));
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => {
+                CallOutcome::LimitHit(LimitHit::Fuel(self.limits.fuel.unwrap_or(u64::MAX)))
+            }
+            Some(Trap::StackOverflow) => CallOutcome::LimitHit(LimitHit::Stack),
+            Some(Trap::UnreachableCodeReached) => CallOutcome::Crashed(
+                "it panicked or aborted (wasm `unreachable`); the host's stderr shows what the tool printed"
+                    .into(),
+            ),
+            Some(trap) => CallOutcome::Crashed(format!("wasm trap: {trap}")),
+            None => CallOutcome::Crashed(format!("{error:#}")),
+        }
+    }
+
+    /// Turns the client's cancel, the deadline and shutdown into the call's
+    /// cancellation. Runs beside the call, so it can act while the guest
+    /// holds the call's task. Stops when the returned guard drops.
+    fn watch(&self, cancellation: &CallCancellation, client_cancel: CancellationToken) -> DropGuard {
+        let finished = CancellationToken::new();
+        let guard = finished.clone().drop_guard();
+        let cancellation = cancellation.clone();
+        let engine = self.engine.clone();
+        let shutdown = self.shutdown.clone();
+        let timeout = self.limits.timeout;
+        tokio::spawn(async move {
+            let reason = tokio::select! {
+                () = finished.cancelled() => return,
+                () = client_cancel.cancelled() => StopReason::ClientCancelled,
+                () = shutdown.cancelled() => StopReason::Shutdown,
+                () = tokio::time::sleep(timeout) => StopReason::DeadlineExceeded,
+            };
+            cancellation.cancel(reason);
+            // A computing guest checks the epoch, not our flag: bump it now so
+            // the guest yields within microseconds instead of at the next tick.
+            engine.increment_epoch();
+        });
+        guard
+    }
+
+    /// Runs the component's `cleanup` for `call_id` in a new store.
+    async fn cleanup(
+        &self,
+        component: &ToolComponent,
+        call_id: &Arc<str>,
+        reason: StopReason,
+    ) -> CleanupOutcome {
+        self.stats.cleanup_ran();
+        let budget = StoreBudget { fuel: Some(self.limits.cleanup_fuel), max_memory: self.limits.max_memory };
+        let mut store =
+            match new_store(&self.engine, &self.grants, &budget, CallCancellation::new(), call_id.clone()) {
+                Ok(store) => store,
+                Err(err) => {
+                    tracing::warn!(call_id = &**call_id, "cannot create a store for cleanup: {err:#}");
+                    return CleanupOutcome::Failed;
+                }
+            };
+        let _store_live = self.stats.store();
+        let run = async {
+            let instance = component.pre.instantiate_async(&mut store).await?;
+            instance.mcp_tool_tool().call_cleanup(&mut store, call_id, reason.into()).await
+        };
+        // A cleanup that loops yields at every epoch tick, so the timeout
+        // fires and dropping `run` stops it.
+        match tokio::time::timeout(self.limits.cleanup_timeout, run).await {
+            Ok(Ok(())) => CleanupOutcome::Done,
+            Ok(Err(err)) => {
+                tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err:#}");
+                CleanupOutcome::Failed
+            }
+            Err(_) => {
+                tracing::warn!(
+                    call_id = &**call_id,
+                    component = %component.name,
+                    "cleanup did not finish within {:?} and was stopped",
+                    self.limits.cleanup_timeout
+                );
+                CleanupOutcome::Failed
+            }
+        }
+    }
+}
+
+/// Waits for the guest to return or the call to be cancelled; after a cancel,
+/// waits up to the grace period for the guest to return by itself. `None`
+/// means the guest did not return and must be stopped by dropping it.
+async fn stop_or_finish(
+    mut guest: std::pin::Pin<&mut impl Future<Output = GuestResult>>,
+    cancellation: &CallCancellation,
+    limits: &CallLimits,
+) -> Option<GuestResult> {
+    tokio::select! {
+        // Poll the guest first: a call that finishes as the cancel arrives
+        // keeps its result.
+        biased;
+        result = guest.as_mut() => return Some(result),
+        () = cancellation.cancelled() => {}
+    }
+    if limits.cancel_grace.is_zero() {
+        return None;
+    }
+    tokio::time::timeout(limits.cancel_grace, guest).await.ok()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum CleanupOutcome {
+    Done,
+    Failed,
+}
+
+impl CleanupOutcome {
+    fn label(self) -> &'static str {
+        match self {
+            CleanupOutcome::Done => "done",
+            CleanupOutcome::Failed => "failed",
+        }
+    }
+}
+
+impl CallOutcome {
+    /// A short name for logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            CallOutcome::Returned(Ok(result)) if result.is_error => "tool-error",
+            CallOutcome::Returned(Ok(_)) => "ok",
+            CallOutcome::Returned(Err(_)) => "tool-error",
+            CallOutcome::Stopped(_) => "stopped",
+            CallOutcome::LimitHit(_) => "limit",
+            CallOutcome::Crashed(_) => "crashed",
+        }
+    }
+}

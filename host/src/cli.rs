@@ -1,0 +1,103 @@
+//! The command line: what a user types to serve tools, and what `--help` teaches.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::limits::{parse_bytes, parse_duration};
+use crate::sandbox::{DirGrant, EnvGrant};
+
+/// Serve WebAssembly component tools to any MCP client, each call sandboxed.
+///
+/// Every tool call runs in a fresh, isolated instance with no files, network
+/// or environment beyond what you grant here. A cancelled call always stops:
+/// the tool is told, then stopped by force after --cancel-grace, then its
+/// `cleanup` export runs.
+///
+/// Example MCP client config:
+///   {"command": "mcp-wasm-host", "args": ["--component", "/path/tool.wasm", "--dir", "/tmp/work"]}
+///
+/// Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=mcp_wasm_host=debug).
+#[derive(Debug, Parser)]
+#[command(name = "mcp-wasm-host", version, max_term_width = 100)]
+#[command(subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// Subcommands besides serving.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the tools a component offers (as `tools/list` would) and exit.
+    Inspect {
+        /// The component file (.wasm).
+        path: PathBuf,
+    },
+}
+
+/// Options for serving tools over stdio.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A tool component (.wasm) to serve. Repeat to serve several; tool names must not clash.
+    #[arg(short, long = "component", value_name = "PATH", required = true)]
+    pub components: Vec<PathBuf>,
+
+    /// Let tools see a host directory: HOST, HOST::GUEST (seen at GUEST in the
+    /// sandbox), with `:ro` appended for read-only. Repeatable. Default: no files.
+    #[arg(long = "dir", value_name = "HOST[::GUEST][:ro]")]
+    pub dirs: Vec<DirGrant>,
+
+    /// Let tools see an environment variable: KEY=VALUE, or KEY to pass the
+    /// host's value. Repeatable. Default: an empty environment.
+    #[arg(long = "env", value_name = "KEY[=VALUE]")]
+    pub env: Vec<EnvGrant>,
+
+    /// Fuel per call (about one unit per wasm instruction); 0 = unmetered.
+    /// A call that runs out gets an isError result.
+    #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
+    pub fuel: u64,
+
+    /// Wall-clock limit per call (e.g. 30s, 500ms). The call is cancelled,
+    /// cleaned up, and answered with an isError result.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Linear memory per call (e.g. 256MiB).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_bytes)]
+    pub max_memory: usize,
+
+    /// Wasm stack per call (e.g. 512KiB).
+    #[arg(long, value_name = "SIZE", default_value = "512KiB", value_parser = parse_bytes)]
+    pub max_stack: usize,
+
+    /// After a cancel, how long a tool may take to stop by itself before the
+    /// host stops it (e.g. 100ms; 0 stops it at once).
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub cancel_grace: Duration,
+
+    /// Wall-clock limit for a component's `cleanup` export.
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = parse_duration)]
+    pub cleanup_timeout: Duration,
+
+    /// Fuel for a component's `cleanup` export.
+    #[arg(long, value_name = "N", default_value_t = 100_000_000)]
+    pub cleanup_fuel: u64,
+
+    /// Calls that may run at once; further calls get an isError result.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_concurrent_calls: u32,
+
+    /// Where compiled components are cached
+    /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Compile components on every start instead of caching them.
+    #[arg(long)]
+    pub no_cache: bool,
+}

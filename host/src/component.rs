@@ -1,0 +1,238 @@
+//! Loading a tool component: compile (or fetch from the compile cache), check
+//! that it implements the `mcp:tool` contract with only imports the host
+//! provides, pre-instantiate it once, and read its tool list.
+//!
+//! Every problem here is reported before the server starts serving, naming
+//! the file and saying what to do about it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde_json::{Map, Value};
+use wasmtime::Engine;
+use wasmtime::component::{HasSelf, Linker};
+
+use crate::bindings::types::{Annotations, ToolInfo};
+use crate::bindings::{self, ToolComponentPre};
+use crate::cancellation::CallCancellation;
+use crate::engine::{CacheOutcome, CompileCache};
+use crate::sandbox::{CallState, Grants, StoreBudget, new_store};
+
+/// `list-tools` runs once at start; it gets this long before the component is rejected.
+const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A loaded tool component, ready to instantiate once per call.
+pub struct ToolComponent {
+    /// Short name for logs and messages: the file name without `.wasm`.
+    pub name: String,
+    /// Where it was loaded from.
+    pub path: PathBuf,
+    /// Imports resolved once; each call only allocates and initialises.
+    pub pre: ToolComponentPre<CallState>,
+    /// The tools it offers, in its own order.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// One tool as declared by its component, with its input schema compiled.
+pub struct ToolSpec {
+    /// Unique tool name.
+    pub name: String,
+    /// Display name.
+    pub title: Option<String>,
+    /// What the tool does.
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (always an object schema).
+    pub input_schema: Arc<Map<String, Value>>,
+    /// JSON Schema of the structured result, if declared.
+    pub output_schema: Option<Arc<Map<String, Value>>>,
+    /// Behaviour hints.
+    pub annotations: Annotations,
+    validator: jsonschema::Validator,
+}
+
+impl ToolSpec {
+    /// Checks call arguments against the input schema. On failure, returns
+    /// one message per violation, each naming where in the arguments it is.
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|error| {
+                let at = error.instance_path().to_string();
+                if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// The linker every component is resolved against: WASI 0.2 (with the grants
+/// applied per store) and the `mcp:tool` host interfaces.
+pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // Interface by interface: the world-level `add_to_linker` would also add
+    // `wasi:io`, which `add_to_linker_async` has already provided.
+    bindings::types::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    bindings::cancellation::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    bindings::client::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    Ok(linker)
+}
+
+impl ToolComponent {
+    /// Loads, checks and pre-instantiates the component at `path`, and reads
+    /// its tool list.
+    pub async fn load(
+        path: &Path,
+        engine: &Engine,
+        linker: &Linker<CallState>,
+        cache: &CompileCache,
+    ) -> Result<ToolComponent> {
+        let shown = path.display();
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read component {shown}"))?;
+        check_is_component(&bytes).with_context(|| format!("{shown} is not a usable tool component"))?;
+
+        let started = Instant::now();
+        let (component, cache_outcome) =
+            cache.load(engine, &bytes).with_context(|| format!("{shown} failed to compile"))?;
+        tracing::debug!(
+            component = %shown,
+            cache = ?cache_outcome,
+            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+            "compiled"
+        );
+        if cache_outcome == CacheOutcome::Miss {
+            tracing::info!(component = %shown, "compiled and cached");
+        }
+
+        let instance_pre = linker.instantiate_pre(&component).map_err(|err| {
+            anyhow!(
+                "{shown} needs an import the host does not provide: {err:#}\n\
+                 The host provides WASI 0.2 (files and environment only as granted) \
+                 and mcp:tool/client, mcp:tool/cancellation."
+            )
+        })?;
+        let pre = ToolComponentPre::new(instance_pre).map_err(|err| {
+            anyhow!(
+                "{shown} does not implement the mcp:tool contract \
+                 (it must export mcp:tool/tool@0.1.x; build it against wit/ \
+                 with world `tool-component`): {err:#}"
+            )
+        })?;
+
+        let name = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "component".into());
+        let infos = list_tools(&pre, engine).await.with_context(|| format!("{shown}: list-tools failed"))?;
+        let tools = infos
+            .into_iter()
+            .map(|info| {
+                let tool_name = info.name.clone();
+                ToolSpec::from_info(info)
+                    .with_context(|| format!("{shown}: tool `{tool_name}` is declared wrongly"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ToolComponent { name, path: path.to_owned(), pre, tools })
+    }
+}
+
+/// Tells a core module, a component and a non-wasm file apart, so the error
+/// says what the user actually has.
+fn check_is_component(bytes: &[u8]) -> Result<()> {
+    const MAGIC: &[u8] = b"\0asm";
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        bail!("not a WebAssembly file");
+    }
+    // Bytes 4..8: version (2 bytes) and layer (2 bytes); layer 1 = component.
+    if bytes[6..8] != [1, 0] {
+        bail!(
+            "it is a core WebAssembly module, not a component; build tools with \
+             `cargo component build` or `cargo build --target wasm32-wasip2`"
+        );
+    }
+    Ok(())
+}
+
+async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Result<Vec<ToolInfo>> {
+    let budget = StoreBudget { fuel: Some(1_000_000_000), max_memory: 64 << 20 };
+    let mut store =
+        new_store(engine, &Grants::default(), &budget, CallCancellation::new(), Arc::from("list-tools"))?;
+    let run = async {
+        let instance = pre.instantiate_async(&mut store).await?;
+        instance.mcp_tool_tool().call_list_tools(&mut store).await
+    };
+    match tokio::time::timeout(LIST_TOOLS_TIMEOUT, run).await {
+        Ok(result) => Ok(result?),
+        Err(_) => bail!("it did not return within {LIST_TOOLS_TIMEOUT:?}"),
+    }
+}
+
+impl ToolSpec {
+    fn from_info(info: ToolInfo) -> Result<ToolSpec> {
+        if !is_valid_tool_name(&info.name) {
+            bail!("tool names must be 1-128 characters of A-Z a-z 0-9 _ - .");
+        }
+        let input_schema = parse_schema(&info.input_schema).context("input-schema")?;
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            bail!("input-schema must have \"type\": \"object\" (MCP tool arguments are objects)");
+        }
+        let validator = jsonschema::validator_for(&Value::Object(input_schema.clone()))
+            .map_err(|err| anyhow!("input-schema is not a valid JSON Schema: {err}"))?;
+        let output_schema = info
+            .output_schema
+            .as_deref()
+            .map(|text| parse_schema(text).context("output-schema"))
+            .transpose()?;
+        Ok(ToolSpec {
+            name: info.name,
+            title: info.title,
+            description: info.description,
+            input_schema: Arc::new(input_schema),
+            output_schema: output_schema.map(Arc::new),
+            annotations: info.annotations,
+            validator,
+        })
+    }
+}
+
+fn parse_schema(text: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => bail!("must be a JSON object"),
+        Err(err) => bail!("is not valid JSON: {err}"),
+    }
+}
+
+/// MCP's recommended tool-name alphabet (2025-11-25, "Tool names").
+fn is_valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_modules_and_other_files_are_told_apart() {
+        let core = b"\0asm\x01\0\0\0";
+        let component = b"\0asm\x0d\0\x01\0";
+        assert!(check_is_component(component).is_ok());
+        let err = check_is_component(core).unwrap_err().to_string();
+        assert!(err.contains("core WebAssembly module"), "{err}");
+        let err = check_is_component(b"#!/bin/sh\n").unwrap_err().to_string();
+        assert!(err.contains("not a WebAssembly file"), "{err}");
+    }
+
+    #[test]
+    fn tool_names_follow_the_mcp_alphabet() {
+        assert!(is_valid_tool_name("echo"));
+        assert!(is_valid_tool_name("files.read_v2-beta"));
+        assert!(!is_valid_tool_name(""));
+        assert!(!is_valid_tool_name("has space"));
+        assert!(!is_valid_tool_name(&"x".repeat(129)));
+    }
+}

@@ -1,0 +1,168 @@
+//! The wasmtime engine shared by every component and call, and the epoch
+//! ticker that lets the host take control back from running guests.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch advances. A computing guest yields to the runtime at
+/// each tick; cancellation does not wait for it (the canceller bumps the
+/// epoch itself), so this only bounds how long a guest can hog a thread.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Engine-wide settings from the command line.
+#[derive(Clone, Debug)]
+pub struct EngineSettings {
+    /// Largest linear memory any call may have, in bytes.
+    pub max_memory: usize,
+    /// Wasm stack per call, in bytes.
+    pub max_stack: usize,
+    /// Calls (and cleanups) that may be in flight at once.
+    pub max_concurrent_calls: u32,
+    /// Whether compiled code counts fuel. Off (`--fuel 0`) leaves epoch
+    /// interruption as the only brake on a computing guest, which is faster.
+    pub fuel_metering: bool,
+}
+
+/// Builds the engine: async calls, fuel, epoch interruption and the pooling
+/// allocator (a call's store and instance then cost tens of microseconds).
+pub fn build_engine(settings: &EngineSettings) -> Result<Engine> {
+    let mut config = Config::new();
+    config
+        .epoch_interruption(true)
+        .consume_fuel(settings.fuel_metering)
+        .max_wasm_stack(settings.max_stack)
+        // The async fiber stack also has to hold the host functions the guest
+        // calls into, on top of the wasm stack.
+        .async_stack_size(settings.max_stack + (1 << 20))
+        // Component-model async is not used: turning its bookkeeping off
+        // roughly halves the per-call cost of a store and instance.
+        .concurrency_support(false);
+
+    let slots = settings.max_concurrent_calls;
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        // A Rust component has a handful of core instances (the module, the
+        // WASI adapter, shims); leave room for larger ones.
+        .total_core_instances(slots * 16)
+        .total_memories(slots * 4)
+        .total_tables(slots * 8)
+        .total_stacks(slots)
+        .max_memory_size(round_up_to_page(settings.max_memory) + WASM_PAGE);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+
+    Engine::new(&config).map_err(anyhow::Error::from).context("cannot configure the wasmtime engine")
+}
+
+const WASM_PAGE: usize = 64 << 10;
+
+fn round_up_to_page(bytes: usize) -> usize {
+    bytes.div_ceil(WASM_PAGE) * WASM_PAGE
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] for the life of the
+/// process. A plain thread: it must keep ticking even if every runtime
+/// worker is busy running guests.
+pub fn start_epoch_ticker(engine: &Engine) {
+    let engine = engine.weak();
+    thread::Builder::new()
+        .name("epoch-ticker".into())
+        .spawn(move || {
+            while let Some(engine) = engine.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// Where compiled components are kept between runs.
+#[derive(Clone, Debug)]
+pub enum CompileCache {
+    /// No caching: compile on every start.
+    Disabled,
+    /// Compiled artifacts live in this directory.
+    Dir(PathBuf),
+}
+
+impl CompileCache {
+    /// `$XDG_CACHE_HOME/mcp-wasm-host`, or `~/.cache/mcp-wasm-host`.
+    pub fn default_dir() -> Option<PathBuf> {
+        std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")))
+            .map(|base| base.join("mcp-wasm-host"))
+    }
+
+    /// Compiles `bytes`, or loads the artifact compiled earlier for the same
+    /// bytes by an engine with the same settings and wasmtime version.
+    pub fn load(&self, engine: &Engine, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
+        let CompileCache::Dir(dir) = self else {
+            return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
+        };
+        let path = dir.join(format!("{}.cwasm", cache_key(engine, bytes)));
+        if path.exists() {
+            // SAFETY: the file was written by `Component::serialize` in this
+            // user's cache directory, and its name includes the engine's
+            // compatibility hash, so it matches this engine. wasmtime also
+            // checks the header and refuses incompatible artifacts.
+            match unsafe { Component::deserialize_file(engine, &path) } {
+                Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                Err(err) => {
+                    tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}")
+                }
+            }
+        }
+        let component = Component::new(engine, bytes)?;
+        if let Err(err) = store_artifact(dir, &path, &component) {
+            // A read-only or full cache directory must not stop the host.
+            tracing::warn!(dir = %dir.display(), "cannot write the compile cache: {err:#}");
+        }
+        Ok((component, CacheOutcome::Miss))
+    }
+}
+
+/// Whether a component came from the compile cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Loaded from the cache; no compilation.
+    Hit,
+    /// Compiled, and stored for next time.
+    Miss,
+    /// Compiled; caching is off.
+    Disabled,
+}
+
+fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
+    struct ShaHasher(Sha256);
+    impl Hasher for ShaHasher {
+        fn finish(&self) -> u64 {
+            unreachable!("only used to feed the digest")
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+    }
+    let mut hasher = ShaHasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hasher.0.update(bytes);
+    let digest = hasher.0.finalize();
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn store_artifact(dir: &Path, path: &Path, component: &Component) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let bytes = component.serialize()?;
+    // Write then rename, so a concurrent start never reads a half-written file.
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! mcp-wasm-host: an MCP server whose tools are sandboxed WebAssembly components.
+//!
+//! The path of a tool call, top to bottom:
+//!
+//! - [`shutdown`]: stdin EOF and signals stop every call;
+//! - [`server`]: MCP `tools/list` / `tools/call` (rmcp), argument validation,
+//!   outcome → MCP result (with [`content`]);
+//! - [`call`]: one call's life: run, cancel, grace, forced stop, cleanup;
+//! - [`cancellation`]: the per-call stop signal, also the guest's `cancelled`;
+//! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
+//! - [`component`]: loading and checking a component, its tools and schemas;
+//! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
+//! - [`bindings`]: the `mcp:tool` WIT contract as Rust types.
+
+pub mod bindings;
+pub mod call;
+pub mod cancellation;
+pub mod cli;
+pub mod client;
+pub mod component;
+pub mod content;
+pub mod engine;
+pub mod limits;
+pub mod sandbox;
+pub mod server;
+pub mod shutdown;
+pub mod stats;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use rmcp::ServiceExt as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::call::CallRunner;
+use crate::cli::ServeArgs;
+use crate::component::{ToolComponent, host_linker};
+use crate::engine::{CompileCache, EngineSettings, build_engine, start_epoch_ticker};
+use crate::limits::CallLimits;
+use crate::sandbox::Grants;
+use crate::server::ToolServer;
+use crate::shutdown::EofWatch;
+use crate::stats::Stats;
+
+/// How long the process waits, after shutdown starts, for calls to stop and
+/// clean up before it exits anyway.
+const SHUTDOWN_BUDGET: Duration = Duration::from_millis(900);
+
+/// Loads the components named in `args` and builds the server for them,
+/// without serving yet. Every configuration error surfaces here.
+pub async fn build_server(
+    args: &ServeArgs,
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<ToolServer> {
+    let grants = Grants { dirs: args.dirs.clone(), env: args.env.clone() };
+    grants.validate()?;
+    let limits = CallLimits {
+        fuel: (args.fuel > 0).then_some(args.fuel),
+        timeout: args.timeout,
+        max_memory: args.max_memory,
+        cancel_grace: args.cancel_grace,
+        cleanup_fuel: args.cleanup_fuel,
+        cleanup_timeout: args.cleanup_timeout,
+    };
+    let engine = build_engine(&EngineSettings {
+        max_memory: args.max_memory,
+        max_stack: args.max_stack,
+        // Each call also needs a slot for its cleanup, plus one for listing.
+        max_concurrent_calls: args.max_concurrent_calls.saturating_mul(2).saturating_add(1),
+        fuel_metering: args.fuel > 0,
+    })?;
+    start_epoch_ticker(&engine);
+    let cache = compile_cache(args);
+    let linker = host_linker(&engine)?;
+    let mut components = Vec::with_capacity(args.components.len());
+    for path in &args.components {
+        components.push(ToolComponent::load(path, &engine, &linker, &cache).await?);
+    }
+    let runner = CallRunner::new(engine, grants, limits, shutdown, stats);
+    ToolServer::new(components, runner)
+}
+
+fn compile_cache(args: &ServeArgs) -> CompileCache {
+    if args.no_cache {
+        return CompileCache::Disabled;
+    }
+    match args.cache_dir.clone().or_else(CompileCache::default_dir) {
+        Some(dir) => CompileCache::Dir(dir),
+        None => CompileCache::Disabled,
+    }
+}
+
+/// Serves over stdin/stdout until the client disconnects or a signal arrives.
+/// Every in-flight call is stopped and cleaned up before this returns.
+pub async fn serve_stdio(args: &ServeArgs) -> Result<()> {
+    let shutdown = CancellationToken::new();
+    let stats = Arc::new(Stats::default());
+    let server = build_server(args, shutdown.clone(), stats.clone()).await?;
+    tracing::info!(tools = server.tools().len(), "serving on stdio");
+
+    let input = EofWatch::new(tokio::io::stdin(), shutdown.clone());
+    let running = tokio::select! {
+        running = server.serve((input, tokio::io::stdout())) => {
+            running.context("the MCP session did not start")?
+        }
+        () = shutdown::signal() => return Ok(()),
+    };
+    tokio::select! {
+        quit = running.waiting() => {
+            tracing::info!(reason = ?quit.ok(), "session ended");
+        }
+        () = shutdown::signal() => shutdown.cancel(),
+    }
+    // Whatever ended the session, stop what is still running and give the
+    // calls a bounded time to stop and clean up.
+    shutdown.cancel();
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
+    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let left = stats.snapshot().live_calls;
+    if left > 0 {
+        tracing::warn!(calls = left, "exiting with calls still stopping");
+    }
+    Ok(())
+}
+
+/// `inspect`: loads a component and returns its tools as `tools/list` shows them.
+pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
+    let args = ServeArgs {
+        components: vec![path.to_owned()],
+        dirs: vec![],
+        env: vec![],
+        fuel: 0,
+        timeout: Duration::from_secs(60),
+        max_memory: 256 << 20,
+        max_stack: 512 << 10,
+        cancel_grace: Duration::ZERO,
+        cleanup_timeout: Duration::from_millis(500),
+        cleanup_fuel: 0,
+        max_concurrent_calls: 1,
+        cache_dir: None,
+        no_cache: false,
+    };
+    let server = build_server(&args, CancellationToken::new(), Arc::default()).await?;
+    Ok(serde_json::json!({ "tools": server.tools() }))
+}

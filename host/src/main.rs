@@ -1,0 +1,49 @@
+//! The `mcp-wasm-host` binary: parse the command line, log to stderr, serve.
+
+use std::io::{IsTerminal as _, Write as _};
+
+use clap::Parser as _;
+use mcp_wasm_host::cli::{Cli, Command};
+use tracing_subscriber::EnvFilter;
+
+fn main() {
+    let cli = Cli::parse();
+    // stdout carries protocol frames only; every log line goes to stderr.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("mcp_wasm_host=info,warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            std::process::exit(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match &cli.command {
+            Some(Command::Inspect { path }) => {
+                let tools = mcp_wasm_host::inspect(path).await?;
+                println!("{}", serde_json::to_string_pretty(&tools)?);
+                Ok(())
+            }
+            None => mcp_wasm_host::serve_stdio(&cli.serve).await,
+        }
+    });
+    let code = match result {
+        Ok(()) => 0,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            1
+        }
+    };
+    let _ = std::io::stdout().flush();
+    // Exit without waiting for the runtime: its stdin reader may be blocked
+    // in a read that only the client can end, and every call has already
+    // been stopped and cleaned up (or given up on) by now.
+    std::process::exit(code);
+}

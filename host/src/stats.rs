@@ -1,0 +1,66 @@
+//! Live counts of what the host holds, so tests and operators can check that
+//! nothing leaks: every call, store and cleanup is counted in and out.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counters shared by all calls.
+#[derive(Debug, Default)]
+pub struct Stats {
+    live_calls: AtomicU64,
+    live_stores: AtomicU64,
+    calls_total: AtomicU64,
+    cleanups_total: AtomicU64,
+}
+
+/// A point-in-time copy of [`Stats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct StatsSnapshot {
+    /// Calls started and not yet finished (cleanup included).
+    pub live_calls: u64,
+    /// Wasm stores alive (calls, cleanups, tool listings).
+    pub live_stores: u64,
+    /// Calls started since the host started.
+    pub calls_total: u64,
+    /// Cleanup exports run since the host started.
+    pub cleanups_total: u64,
+}
+
+/// Decrements a counter when dropped, so an early return cannot leak a count.
+#[must_use]
+pub struct Live<'a>(&'a AtomicU64);
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Stats {
+    /// Counts a call in; it is counted out when the guard drops.
+    pub fn call(&self) -> Live<'_> {
+        self.calls_total.fetch_add(1, Ordering::Relaxed);
+        self.live_calls.fetch_add(1, Ordering::Relaxed);
+        Live(&self.live_calls)
+    }
+
+    /// Counts a store in; it is counted out when the guard drops.
+    pub fn store(&self) -> Live<'_> {
+        self.live_stores.fetch_add(1, Ordering::Relaxed);
+        Live(&self.live_stores)
+    }
+
+    /// Records that a cleanup export ran.
+    pub fn cleanup_ran(&self) {
+        self.cleanups_total.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Reads all counters.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        StatsSnapshot {
+            live_calls: self.live_calls.load(Ordering::Relaxed),
+            live_stores: self.live_stores.load(Ordering::Relaxed),
+            calls_total: self.calls_total.load(Ordering::Relaxed),
+            cleanups_total: self.cleanups_total.load(Ordering::Relaxed),
+        }
+    }
+}

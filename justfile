@@ -1,0 +1,56 @@
+# Recipes for building, testing and measuring mcp-wasm-host.
+# On a fresh machine use ./dev (it installs `just` first): ./dev test, ./dev serve.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+host := "target/release/mcp-wasm-host"
+
+# List the recipes.
+default:
+    @just --list
+
+# Install the wasm targets (and, with --with-node, the TypeScript SDK).
+setup *flags:
+    scripts/setup.sh {{flags}}
+
+# Build the host (release: one profile for tests, benches and the binary).
+build: setup
+    cargo build --release -p mcp-wasm-host 1>&2
+
+# Build every example tool into target/guests/NAME.wasm (plus demo-wasip1.wasm).
+guests: setup
+    cargo run --release -q -p xtask -- guests 1>&2
+
+# Serve the example tools over stdio (point an MCP client at this, or type JSON-RPC).
+serve: build guests
+    mkdir -p target/scratch
+    exec {{host}} --component target/guests/demo.wasm --dir target/scratch
+
+# Print the tools of a component.
+inspect path="target/guests/demo.wasm": build
+    {{host}} inspect {{path}}
+
+# Formatting and lints, warnings as errors.
+lint:
+    cargo fmt --all --check
+    cd guest-tools && cargo fmt --all --check
+    cargo clippy --release --workspace --all-targets -- -D warnings
+
+# Everything: lints, unit and end-to-end tests (rmcp client), TypeScript SDK tests.
+test: (setup "--with-node") build guests lint
+    cargo test --release --workspace
+    cd tests/ts && npm test
+
+# Benchmarks; figures are recorded in BENCHMARKS.md.
+bench: build guests
+    cargo bench -p mcp-wasm-host --bench wire
+
+# Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min).
+guest-with-cargo-component:
+    command -v cargo-component >/dev/null && cargo component --version | grep -q 0.21.1 \
+        || cargo install cargo-component@0.21.1 --locked
+    cd guest-tools/demo && env -u CARGO_TARGET_DIR cargo component build --release
+    mkdir -p target/guests
+    cp guest-tools/target/wasm32-wasip1/release/demo.wasm target/guests/demo-cargo-component.wasm
+    {{host}} inspect target/guests/demo-cargo-component.wasm > /dev/null
+    @echo "target/guests/demo-cargo-component.wasm: built by cargo-component, loaded by the host" >&2

@@ -1,0 +1,293 @@
+//! Drives a real `mcp-wasm-host` process over stdio with rmcp's client.
+//!
+//! The host's stdout is tapped on its way to the client: every line must be
+//! a JSON-RPC message (guest output must never reach it), and tests can ask
+//! which responses went over the wire. The host's stderr is collected so
+//! tests can wait for its "call ended" events instead of sleeping.
+//!
+//! The benchmarks include this file too; each uses only part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, Request, RequestId};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RunningService, ServiceError};
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::Notify;
+
+/// How long any single wait in a test may take before the test fails. Generous:
+/// it only bounds a hang, it is not a performance assertion.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Path of the host binary cargo built for these tests.
+pub fn host_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mcp-wasm-host"))
+}
+
+/// A guest component built by `just guests`. A missing fixture fails the test.
+pub fn guest(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../target/guests/{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "missing test fixture {}: build it with `just guests` (cargo run -p xtask -- guests)",
+        path.display()
+    );
+    path
+}
+
+/// Lines the host printed, shared with the tasks that read them.
+#[derive(Default)]
+pub struct Lines {
+    lines: Mutex<Vec<String>>,
+    changed: Notify,
+}
+
+impl Lines {
+    fn push(&self, line: String) {
+        self.lines.lock().unwrap().push(line);
+        self.changed.notify_waiters();
+    }
+
+    /// A copy of every line so far.
+    pub fn all(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits until a line satisfies `pred`, and returns it.
+    pub async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        self.wait_until(what, |lines| lines.iter().find(|l| pred(l)).cloned()).await
+    }
+
+    /// Waits until `check` over all lines so far returns something.
+    pub async fn wait_until<T>(&self, what: &str, check: impl Fn(&[String]) -> Option<T>) -> T {
+        let wait = async {
+            loop {
+                let notified = self.changed.notified();
+                if let Some(found) = check(&self.lines.lock().unwrap()) {
+                    return found;
+                }
+                notified.await;
+            }
+        };
+        match tokio::time::timeout(PATIENCE, wait).await {
+            Ok(found) => found,
+            Err(_) => panic!("timed out waiting for {what}; lines so far:\n{}", self.all().join("\n")),
+        }
+    }
+}
+
+/// A running host and an rmcp client connected to it.
+pub struct Host {
+    /// The MCP client session.
+    pub client: RunningService<RoleClient, ()>,
+    /// The host process.
+    pub child: Child,
+    /// Every JSON message the host wrote to stdout.
+    pub wire: Arc<Lines>,
+    /// Every line the host wrote to stderr.
+    pub stderr: Arc<Lines>,
+    /// Lines on stdout that were not JSON-RPC (must stay empty).
+    pub garbage: Arc<Lines>,
+}
+
+/// Options for starting a host.
+pub struct Start {
+    /// Arguments after the binary name.
+    pub args: Vec<String>,
+    /// `RUST_LOG` for the host.
+    pub rust_log: String,
+    /// Run this program instead of the host (a baseline server in benchmarks).
+    pub program: PathBuf,
+    /// Record stdout frames for assertions (benchmarks turn it off to time
+    /// the bare pipe).
+    pub tap_stdout: bool,
+}
+
+impl Start {
+    /// Serve `component` with extra `args`.
+    pub fn new(component: &str, args: &[&str]) -> Self {
+        let mut all = vec!["--component".to_string(), guest(component).display().to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Start {
+            args: all,
+            rust_log: "mcp_wasm_host=debug,info".into(),
+            program: host_binary(),
+            tap_stdout: true,
+        }
+    }
+
+    /// Logs at `filter` instead (benchmarks keep logging off the hot path).
+    pub fn log(mut self, filter: &str) -> Self {
+        self.rust_log = filter.into();
+        self
+    }
+}
+
+impl Host {
+    /// Starts the host with `start.args` and connects a client.
+    pub async fn start(start: Start) -> Host {
+        let mut child = Command::new(&start.program)
+            .args(&start.args)
+            .env("RUST_LOG", &start.rust_log)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawning mcp-wasm-host");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+
+        let wire = Arc::new(Lines::default());
+        let garbage = Arc::new(Lines::default());
+        let stderr_lines = Arc::new(Lines::default());
+
+        {
+            let stderr_lines = stderr_lines.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    stderr_lines.push(line);
+                }
+            });
+        }
+        let client = if start.tap_stdout {
+            Self::tapped(stdout, stdin, &wire, &garbage).await
+        } else {
+            ().serve((stdout, stdin)).await.expect("MCP initialize")
+        };
+        Host { client, child, wire, stderr: stderr_lines, garbage }
+    }
+
+    /// Connects a client through a tap on stdout: each frame is recorded,
+    /// then handed to the client.
+    async fn tapped(
+        stdout: tokio::process::ChildStdout,
+        stdin: tokio::process::ChildStdin,
+        wire: &Arc<Lines>,
+        garbage: &Arc<Lines>,
+    ) -> RunningService<RoleClient, ()> {
+        let (client_read, mut tap_write) = tokio::io::duplex(1 << 20);
+        {
+            let (wire, garbage) = (wire.clone(), garbage.clone());
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stdout).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    match serde_json::from_str::<Value>(&line) {
+                        Ok(Value::Object(map)) if map.get("jsonrpc").is_some() => wire.push(line.clone()),
+                        _ => garbage.push(line.clone()),
+                    }
+                    if tap_write.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        ().serve((client_read, stdin)).await.expect("MCP initialize")
+    }
+
+    /// Calls `tool` and waits for its result.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, ServiceError> {
+        let params = params(tool, arguments);
+        tokio::time::timeout(PATIENCE, self.client.peer().call_tool(params))
+            .await
+            .expect("tools/call did not answer in time")
+    }
+
+    /// Sends a `tools/call` without waiting; the handle can cancel it.
+    pub async fn start_call(&self, tool: &str, arguments: Value) -> RequestHandle<RoleClient> {
+        let request = ClientRequest::CallToolRequest(Request::new(params(tool, arguments)));
+        self.client
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .expect("sending tools/call")
+    }
+
+    /// Waits for the host's "call ended" event for the tool, and returns the line.
+    pub async fn call_ended(&self, tool: &str) -> String {
+        let tool_field = format!("tool=\"{tool}\"");
+        self.stderr
+            .wait_for(&format!("the end of a `{tool}` call"), |l| {
+                l.contains("call ended") && l.contains(&tool_field)
+            })
+            .await
+    }
+
+    /// How many responses (results or errors) the host sent for request `id`.
+    pub fn responses_to(&self, id: &RequestId) -> usize {
+        let id = serde_json::to_value(id).unwrap();
+        self.wire
+            .all()
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|msg| msg.get("method").is_none() && msg.get("id") == Some(&id))
+            .count()
+    }
+
+    /// Closes the session from the client side (the host's stdin closes) and
+    /// returns the process and its stderr lines.
+    pub async fn disconnect(self) -> (Child, Arc<Lines>) {
+        self.client.cancel().await.expect("closing the client");
+        (self.child, self.stderr)
+    }
+
+    /// Asserts stdout carried nothing but JSON-RPC messages.
+    pub fn assert_clean_stdout(&self) {
+        let garbage = self.garbage.all();
+        assert!(garbage.is_empty(), "non-protocol lines on stdout: {garbage:?}");
+    }
+}
+
+fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    params.arguments = match arguments {
+        Value::Object(map) => Some(map),
+        Value::Null => None,
+        other => panic!("arguments must be an object, got {other}"),
+    };
+    params
+}
+
+/// The text of the first content block of a result.
+pub fn text_of(result: &CallToolResult) -> String {
+    result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
+}
+
+/// Waits until the guest has created a lock file in `dir`, and returns its name.
+pub async fn wait_for_lock(dir: &Path) -> String {
+    let wait = async {
+        loop {
+            if let Some(lock) = files_in(dir).into_iter().find(|f| f.ends_with(".lock")) {
+                return lock;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait)
+        .await
+        .unwrap_or_else(|_| panic!("no lock file appeared in {}", dir.display()))
+}
+
+/// Files in `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// An unused JSON object, for tools without arguments.
+pub fn no_args() -> Value {
+    Value::Object(JsonObject::new())
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests: each spawns the real `mcp-wasm-host` binary and drives it
+//! over stdio with rmcp's MCP client. Fixtures are the example components in
+//! `target/guests/` (built by `just guests`).
+
+mod harness;
+
+mod cancel;
+mod lifecycle;
+mod limits;
+mod tools;

@@ -1,0 +1,97 @@
+// Drives mcp-wasm-host with the official TypeScript SDK client over stdio:
+// callTool(..., { signal }) then abort() must stop the tool in the sandbox,
+// run its cleanup, send no result, and leave the server ready for the next call.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const hostBinary = process.env.MCP_WASM_HOST ?? join(root, 'target/release/mcp-wasm-host');
+const demo = join(root, 'target/guests/demo.wasm');
+const PATIENCE_MS = 20_000;
+
+for (const [what, path] of [['host binary', hostBinary], ['demo component', demo]]) {
+  assert.ok(existsSync(path), `missing ${what} at ${path}: run \`just build guests\``);
+}
+
+/** Resolves once `check()` is true; fails after PATIENCE_MS. */
+async function until(what, check) {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** Starts the host with `args` and connects an SDK client; collects stderr lines. */
+async function connect(args) {
+  const transport = new StdioClientTransport({
+    command: hostBinary,
+    args,
+    stderr: 'pipe',
+    env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
+  });
+  const lines = [];
+  transport.stderr.setEncoding('utf8');
+  let partial = '';
+  transport.stderr.on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop();
+    lines.push(...parts);
+  });
+  const client = new Client({ name: 'mcp-wasm-host-ts-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, lines };
+}
+
+function locksIn(dir) {
+  return readdirSync(dir).filter((f) => f.endsWith('.lock'));
+}
+
+for (const tool of ['spin', 'stall']) {
+  test(`abort() stops \`${tool}\`, cleanup runs, and the next call is served`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-wasm-host-ts-'));
+    const { client, lines } = await connect(['--component', demo, '--dir', dir]);
+    try {
+      const controller = new AbortController();
+      const started = Date.now();
+      const call = client.callTool({ name: tool, arguments: {} }, undefined, { signal: controller.signal });
+      await until(`${tool} to take its lock`, () => locksIn(dir).length === 1);
+      // The user gives up 100 ms into the call.
+      await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - started))));
+      controller.abort('the user gave up');
+      await assert.rejects(call, /abort|gave up/i);
+
+      await until(`the host to end the ${tool} call`, () =>
+        lines.some((l) => l.includes('call ended') && l.includes(`tool="${tool}"`)),
+      );
+      const ended = lines.find((l) => l.includes('call ended') && l.includes(`tool="${tool}"`));
+      assert.match(ended, /stop_reason="client-cancelled"/);
+      assert.match(ended, /cleanup="done"/);
+      assert.deepEqual(locksIn(dir), [], 'cleanup removed the lock');
+
+      const echo = await client.callTool({ name: 'echo', arguments: { text: 'after the abort' } });
+      assert.equal(echo.content[0].text, 'after the abort');
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+test('tools/list over the SDK shows the demo tools with object schemas', async () => {
+  const { client } = await connect(['--component', demo]);
+  try {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const name of ['echo', 'countdown', 'spin', 'stall']) assert.ok(names.includes(name), name);
+    for (const t of tools) assert.equal(t.inputSchema.type, 'object');
+  } finally {
+    await client.close();
+  }
+});
