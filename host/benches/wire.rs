@@ -20,9 +20,12 @@ fn main() {
     if std::env::var_os(native::SERVE_ENV).is_some() {
         return native::serve();
     }
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only NAME` runs one section: echo, throughput, cancel, startup, fuel.
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }));
+    runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
 }
 
 #[derive(Clone, Copy)]
@@ -51,17 +54,28 @@ impl Scale {
     };
 }
 
-async fn run(scale: Scale) {
+async fn run(scale: Scale, only: Option<String>) {
+    let wanted = |name: &str| only.as_deref().is_none_or(|only| only == name);
     println!("# mcp-wasm-host wire benchmarks\n");
-    echo_round_trip(scale).await;
-    concurrent_throughput(scale).await;
-    for grace in ["0", "100ms"] {
-        for tool in ["spin", "stall"] {
-            cancel_latency(tool, grace, scale).await;
+    if wanted("echo") {
+        echo_round_trip(scale).await;
+    }
+    if wanted("throughput") {
+        concurrent_throughput(scale).await;
+    }
+    if wanted("cancel") {
+        for grace in ["0", "100ms"] {
+            for tool in ["spin", "stall"] {
+                cancel_latency(tool, grace, scale).await;
+            }
         }
     }
-    startup(scale).await;
-    fuel_versus_epoch(scale).await;
+    if wanted("startup") {
+        startup(scale).await;
+    }
+    if wanted("fuel") {
+        fuel_versus_epoch(scale).await;
+    }
 }
 
 /// Sorted durations with percentile lookups.

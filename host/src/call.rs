@@ -3,8 +3,8 @@
 //! 1. a fresh store and instance from the pre-instantiated component;
 //! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
 //!    and host shutdown — whichever comes first flips the call's
-//!    `cancelled` resource and bumps the epoch so a computing guest returns
-//!    to the host at once;
+//!    `cancelled` resource (a cancel or shutdown also bumps the epoch, so a
+//!    computing guest returns to the host at once);
 //! 3. the guest gets `--cancel-grace` to return by itself; after that the
 //!    host drops the call future, which stops a guest that is computing
 //!    (parked at an epoch yield) or blocked in an async host call alike;
@@ -17,9 +17,9 @@
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
 use wasmtime::{Engine, Trap};
 
 use crate::bindings::types::{CallError, CallResult};
@@ -75,6 +75,12 @@ impl CallRunner {
         shutdown: CancellationToken,
         stats: Arc<Stats>,
     ) -> Self {
+        // Shutdown must reach computing guests at once, like a cancel.
+        let (engine_for_shutdown, shutdown_signal) = (engine.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            shutdown_signal.cancelled().await;
+            engine_for_shutdown.increment_epoch();
+        });
         Self { engine, grants, limits, shutdown, stats, next_call: AtomicU64::new(1) }
     }
 
@@ -97,12 +103,16 @@ impl CallRunner {
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
         let started = Instant::now();
         let cancellation = CallCancellation::new();
-        let watcher = self.watch(&cancellation, client_cancel);
+        let stop = StopSignals {
+            client_cancel,
+            shutdown: self.shutdown.clone(),
+            deadline: tokio::time::Instant::now() + self.limits.timeout,
+            grace: self.limits.cancel_grace,
+        };
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let GuestEnd { outcome, needs_cleanup, forced } =
-            self.run_guest(component, tool, arguments, &call_id, &cancellation).await;
-        drop(watcher);
+            self.run_guest(component, tool, arguments, &call_id, &cancellation, stop).await;
 
         let cleanup = match needs_cleanup {
             Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
@@ -131,6 +141,7 @@ impl CallRunner {
         arguments: &str,
         call_id: &Arc<str>,
         cancellation: &CallCancellation,
+        stop: StopSignals,
     ) -> GuestEnd {
         let budget = StoreBudget { fuel: self.limits.fuel, max_memory: self.limits.max_memory };
         let mut store =
@@ -151,7 +162,7 @@ impl CallRunner {
                     (call_id.to_string(), tool.to_string(), arguments.to_string());
                 instance.mcp_tool_tool().call_call(&mut store, &call_id, &tool, &arguments, cancelled).await
             });
-            stop_or_finish(guest, cancellation, &self.limits).await
+            stop_or_finish(guest, cancellation, stop).await
             // The guest future is dropped here: a guest still running is stopped.
         };
         let memory_hit = store.data().memory.was_hit();
@@ -203,29 +214,12 @@ impl CallRunner {
         }
     }
 
-    /// Turns the client's cancel, the deadline and shutdown into the call's
-    /// cancellation. Runs beside the call, so it can act while the guest
-    /// holds the call's task. Stops when the returned guard drops.
-    fn watch(&self, cancellation: &CallCancellation, client_cancel: CancellationToken) -> DropGuard {
-        let finished = CancellationToken::new();
-        let guard = finished.clone().drop_guard();
-        let cancellation = cancellation.clone();
-        let engine = self.engine.clone();
-        let shutdown = self.shutdown.clone();
-        let timeout = self.limits.timeout;
-        tokio::spawn(async move {
-            let reason = tokio::select! {
-                () = finished.cancelled() => return,
-                () = client_cancel.cancelled() => StopReason::ClientCancelled,
-                () = shutdown.cancelled() => StopReason::Shutdown,
-                () = tokio::time::sleep(timeout) => StopReason::DeadlineExceeded,
-            };
-            cancellation.cancel(reason);
-            // A computing guest checks the epoch, not our flag: bump it now so
-            // the guest yields within microseconds instead of at the next tick.
-            engine.increment_epoch();
-        });
-        guard
+    /// Makes every computing guest yield to the host now rather than at the
+    /// next epoch tick, so a cancel or shutdown is seen at once. Called when
+    /// a client's `notifications/cancelled` arrives (after rmcp has fired the
+    /// request's token) and when shutdown starts.
+    pub fn interrupt_guests(&self) {
+        self.engine.increment_epoch();
     }
 
     /// Runs the component's `cleanup` for `call_id` in a new store.
@@ -271,25 +265,47 @@ impl CallRunner {
     }
 }
 
-/// Waits for the guest to return or the call to be cancelled; after a cancel,
-/// waits up to the grace period for the guest to return by itself. `None`
-/// means the guest did not return and must be stopped by dropping it.
+/// What can stop a call, besides the guest returning.
+struct StopSignals {
+    /// Fires when the client cancels the request.
+    client_cancel: CancellationToken,
+    /// Fires when the host shuts down.
+    shutdown: CancellationToken,
+    /// The call's wall-clock limit.
+    deadline: tokio::time::Instant,
+    /// How long the guest may take to return once told to stop.
+    grace: Duration,
+}
+
+/// Waits for the guest to return or for a reason to stop it; then tells the
+/// guest (its `cancelled` flips) and waits up to the grace period for it to
+/// return by itself. `None` means the guest did not return and must be
+/// stopped by dropping it.
+///
+/// A computing guest holds this task until it yields, which it does at every
+/// epoch tick; a client cancel or shutdown also bumps the epoch at once (see
+/// [`CallRunner::interrupt_guests`]), so the stop is noticed within microseconds.
 async fn stop_or_finish(
     mut guest: std::pin::Pin<&mut impl Future<Output = GuestResult>>,
     cancellation: &CallCancellation,
-    limits: &CallLimits,
+    stop: StopSignals,
 ) -> Option<GuestResult> {
-    tokio::select! {
+    let reason = tokio::select! {
         // Poll the guest first: a call that finishes as the cancel arrives
         // keeps its result.
         biased;
         result = guest.as_mut() => return Some(result),
-        () = cancellation.cancelled() => {}
-    }
-    if limits.cancel_grace.is_zero() {
+        // Shutdown before the client's cancel: when the session closes, rmcp
+        // cancels every request too, but the reason is the shutdown.
+        () = stop.shutdown.cancelled() => StopReason::Shutdown,
+        () = stop.client_cancel.cancelled() => StopReason::ClientCancelled,
+        () = tokio::time::sleep_until(stop.deadline) => StopReason::DeadlineExceeded,
+    };
+    cancellation.cancel(reason);
+    if stop.grace.is_zero() {
         return None;
     }
-    tokio::time::timeout(limits.cancel_grace, guest).await.ok()
+    tokio::time::timeout(stop.grace, guest).await.ok()
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -14,7 +14,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 /// How often the epoch advances. A computing guest yields to the runtime at
 /// each tick; cancellation does not wait for it (the canceller bumps the
 /// epoch itself), so this only bounds how long a guest can hog a thread.
-pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Engine-wide settings from the command line.
 #[derive(Clone, Debug)]
@@ -54,7 +54,12 @@ pub fn build_engine(settings: &EngineSettings) -> Result<Engine> {
         .total_memories(slots * 4)
         .total_tables(slots * 8)
         .total_stacks(slots)
-        .max_memory_size(round_up_to_page(settings.max_memory) + WASM_PAGE);
+        .max_memory_size(round_up_to_page(settings.max_memory) + WASM_PAGE)
+        .decommit_batch_size(16)
+        .async_stack_keep_resident(64 << 10)
+        .table_keep_resident(16 << 10)
+        .linear_memory_keep_resident(4 << 20)
+        .pagemap_scan(wasmtime::Enabled::Auto);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
 
     Engine::new(&config).map_err(anyhow::Error::from).context("cannot configure the wasmtime engine")

@@ -107,8 +107,12 @@ pub async fn serve_stdio(args: &ServeArgs) -> Result<()> {
         }
         () = shutdown::signal() => return Ok(()),
     };
+    // Keep the session alive while calls stop: dropping it would make rmcp
+    // cancel every request as if the client had, before shutdown is seen.
+    let session = running.waiting();
+    tokio::pin!(session);
     tokio::select! {
-        quit = running.waiting() => {
+        quit = &mut session => {
             tracing::info!(reason = ?quit.ok(), "session ended");
         }
         () = shutdown::signal() => shutdown.cancel(),
