@@ -124,13 +124,10 @@ async fn start_native() -> Host {
 
 async fn echo_times(host: &Host, calls: usize) -> Samples {
     let mut times = Vec::with_capacity(calls);
-    for i in 0..calls + 50 {
+    for _ in 0..calls {
         let started = Instant::now();
         let result = host.call("echo", json!({ "text": "hello" })).await.unwrap();
-        if i >= 50 {
-            // The first 50 warm up both servers.
-            times.push(started.elapsed());
-        }
+        times.push(started.elapsed());
         assert_eq!(result.is_error, Some(false));
     }
     Samples::new(times)
@@ -139,9 +136,16 @@ async fn echo_times(host: &Host, calls: usize) -> Samples {
 async fn echo_round_trip(scale: Scale) {
     let wasm = start_host(&[], "warn").await;
     let native = start_native().await;
-    let w = echo_times(&wasm, scale.echo_calls).await;
-    let n = echo_times(&native, scale.echo_calls).await;
-    println!("## echo round trip over stdio ({} sequential calls each)\n", scale.echo_calls);
+    // Warm both up, then alternate blocks so machine noise hits both alike.
+    echo_times(&wasm, 200).await;
+    echo_times(&native, 200).await;
+    let (mut w, mut n) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        w.extend(echo_times(&wasm, scale.echo_calls / 10).await.0);
+        n.extend(echo_times(&native, scale.echo_calls / 10).await.0);
+    }
+    let (w, n) = (Samples::new(w), Samples::new(n));
+    println!("## echo round trip over stdio ({} sequential calls each, interleaved)\n", scale.echo_calls);
     println!("| server | p50 | p99 |\n|---|---|---|");
     println!("| mcp-wasm-host (wasm component) | {} | {} |", ms(w.p50()), ms(w.p99()));
     println!("| native rmcp server | {} | {} |", ms(n.p50()), ms(n.p99()));

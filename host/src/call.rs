@@ -26,6 +26,7 @@ use crate::bindings::types::{CallError, CallResult};
 use crate::cancellation::{CallCancellation, GuestCancelled, StopReason};
 use crate::component::ToolComponent;
 use crate::limits::{CallLimits, LimitHit};
+use crate::priority::at_guest_priority;
 use crate::sandbox::{Grants, StoreBudget, new_store};
 use crate::stats::Stats;
 
@@ -152,23 +153,30 @@ impl CallRunner {
                     return GuestEnd { outcome, needs_cleanup: None, forced: false };
                 }
             };
-        let _store_live = self.stats.store();
+        let store_live = self.stats.store();
 
         let result: Option<GuestResult> = {
-            let guest = pin!(async {
+            let guest = pin!(at_guest_priority(async {
                 let instance = component.pre.instantiate_async(&mut store).await?;
                 let cancelled = store.data_mut().table.push(GuestCancelled(cancellation.clone()))?;
                 let (call_id, tool, arguments) =
                     (call_id.to_string(), tool.to_string(), arguments.to_string());
                 instance.mcp_tool_tool().call_call(&mut store, &call_id, &tool, &arguments, cancelled).await
-            });
+            }));
             stop_or_finish(guest, cancellation, stop).await
             // The guest future is dropped here: a guest still running is stopped.
         };
         let memory_hit = store.data().memory.was_hit();
-        // Drop the store before cleanup runs, so every handle the call held
-        // (files, pollables) is closed when cleanup tries to release things.
-        drop(store);
+        let returned_normally = matches!(result, Some(Ok(_))) && cancellation.reason().is_none();
+        if returned_normally {
+            // Resetting the instance's memory takes microseconds; do it off
+            // the path of the response.
+            tokio::spawn(async move { drop((store, store_live)) });
+        } else {
+            // Drop the store before cleanup runs, so every handle the call
+            // held (files, pollables) is closed when cleanup releases things.
+            drop((store, store_live));
+        }
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = match (result, cancellation.reason()) {
@@ -240,10 +248,10 @@ impl CallRunner {
                 }
             };
         let _store_live = self.stats.store();
-        let run = async {
+        let run = at_guest_priority(async {
             let instance = component.pre.instantiate_async(&mut store).await?;
             instance.mcp_tool_tool().call_cleanup(&mut store, call_id, reason.into()).await
-        };
+        });
         // A cleanup that loops yields at every epoch tick, so the timeout
         // fires and dropping `run` stops it.
         match tokio::time::timeout(self.limits.cleanup_timeout, run).await {

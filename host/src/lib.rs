@@ -21,6 +21,7 @@ pub mod component;
 pub mod content;
 pub mod engine;
 pub mod limits;
+pub mod priority;
 pub mod sandbox;
 pub mod server;
 pub mod shutdown;

@@ -1,6 +1,7 @@
 //! Live counts of what the host holds, so tests and operators can check that
 //! nothing leaks: every call, store and cleanup is counted in and out.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters shared by all calls.
@@ -25,28 +26,33 @@ pub struct StatsSnapshot {
     pub cleanups_total: u64,
 }
 
-/// Decrements a counter when dropped, so an early return cannot leak a count.
+/// Decrements a counter when dropped, so an early return cannot leak a
+/// count. Owns its `Stats`, so it can travel with what it counts (a store
+/// dropped in the background).
 #[must_use]
-pub struct Live<'a>(&'a AtomicU64);
+pub struct Live {
+    stats: Arc<Stats>,
+    counter: fn(&Stats) -> &AtomicU64,
+}
 
-impl Drop for Live<'_> {
+impl Drop for Live {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        (self.counter)(&self.stats).fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl Stats {
     /// Counts a call in; it is counted out when the guard drops.
-    pub fn call(&self) -> Live<'_> {
+    pub fn call(self: &Arc<Self>) -> Live {
         self.calls_total.fetch_add(1, Ordering::Relaxed);
         self.live_calls.fetch_add(1, Ordering::Relaxed);
-        Live(&self.live_calls)
+        Live { stats: self.clone(), counter: |stats| &stats.live_calls }
     }
 
     /// Counts a store in; it is counted out when the guard drops.
-    pub fn store(&self) -> Live<'_> {
+    pub fn store(self: &Arc<Self>) -> Live {
         self.live_stores.fetch_add(1, Ordering::Relaxed);
-        Live(&self.live_stores)
+        Live { stats: self.clone(), counter: |stats| &stats.live_stores }
     }
 
     /// Records that a cleanup export ran.
