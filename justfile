@@ -52,5 +52,9 @@ guest-with-cargo-component:
     cd guest-tools/demo && env -u CARGO_TARGET_DIR cargo component build --release
     mkdir -p target/guests
     cp guest-tools/target/wasm32-wasip1/release/demo.wasm target/guests/demo-cargo-component.wasm
-    {{host}} inspect target/guests/demo-cargo-component.wasm > /dev/null
-    @echo "target/guests/demo-cargo-component.wasm: built by cargo-component, loaded by the host" >&2
+    printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"just","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"built by cargo-component"}}}' \
+        | {{host}} --component target/guests/demo-cargo-component.wasm | grep '"id":2' | grep -q '"text":"built by cargo-component"'
+    @echo "target/guests/demo-cargo-component.wasm: built by cargo-component 0.21.1, served a tools/call" >&2

@@ -187,9 +187,9 @@ impl CallRunner {
             (Some(Ok(Err(CallError::Cancelled))) | Some(Err(_)), Some(reason)) => {
                 (self.stopped(reason), Some(reason))
             }
-            // Returned (a result or its own error), possibly after a cancel it
-            // did not notice in time: it still owes a cleanup then.
-            (Some(Ok(returned)), reason) => (CallOutcome::Returned(returned), reason),
+            // Returned a result or its own error — even if a cancel arrived
+            // meanwhile, it finished and released what it held: no cleanup.
+            (Some(Ok(returned)), _) => (CallOutcome::Returned(returned), None),
             (Some(Err(trap)), None) => {
                 (self.classify_trap(&trap, memory_hit), Some(StopReason::LimitExceeded))
             }

@@ -1749,8 +1749,9 @@ pub mod exports {
                     /// Releases what the call `call-id` held outside the sandbox (files,
                     /// locks, remote sessions). The host calls it once for every call that
                     /// did not return normally: cancelled, past its deadline, stopped by a
-                    /// limit or trap, or cut short by shutdown — whether or not the call
-                    /// stopped by itself.
+                    /// limit or trap, or cut short by shutdown — whether the call returned
+                    /// `call-error::cancelled` by itself or was stopped. A call that returns
+                    /// a result or another error has finished, and is not cleaned up.
                     ///
                     /// It runs in a NEW instance (the call's instance may be unusable), so it
                     /// sees none of the call's memory: key external state by `call-id`. It
@@ -1972,7 +1973,9 @@ macro_rules! __export_tool_component_impl {
 #[doc(inline)]
 pub(crate) use __export_tool_component_impl as export;
 #[cfg(target_arch = "wasm32")]
-#[unsafe(link_section = "component-type:wit-bindgen:0.41.0:mcp:tool@0.1.0:tool-component:encoded world")]
+#[unsafe(
+    link_section = "component-type:wit-bindgen:0.41.0:mcp:tool@0.1.0:tool-component:encoded world"
+)]
 #[doc(hidden)]
 #[allow(clippy::octal_escapes)]
 pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 1746] = *b"\
