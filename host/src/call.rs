@@ -24,6 +24,7 @@ use wasmtime::{Engine, Trap};
 
 use crate::bindings::types::{CallError, CallResult};
 use crate::cancellation::{CallCancellation, GuestCancelled, StopReason};
+use crate::client::ClientLink;
 use crate::component::ToolComponent;
 use crate::limits::{CallLimits, LimitHit};
 use crate::priority::at_guest_priority;
@@ -53,6 +54,14 @@ pub struct CallRunner {
     shutdown: CancellationToken,
     stats: Arc<Stats>,
     next_call: AtomicU64,
+}
+
+/// Which call this is: its component, id and stop signal.
+#[derive(Clone, Copy)]
+struct CallContext<'a> {
+    component: &'a ToolComponent,
+    call_id: &'a Arc<str>,
+    cancellation: &'a CallCancellation,
 }
 
 /// How the guest's part of a call ended.
@@ -90,6 +99,11 @@ impl CallRunner {
         &self.limits
     }
 
+    /// The host's live counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
     /// Runs `tool` of `component` with `arguments` (a JSON object, already
     /// validated), until it returns or is stopped, and its cleanup is done.
     /// `client_cancel` fires when the client cancels the request.
@@ -99,6 +113,7 @@ impl CallRunner {
         tool: &str,
         arguments: &str,
         client_cancel: CancellationToken,
+        client: ClientLink,
     ) -> CallOutcome {
         let _live = self.stats.call();
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
@@ -112,8 +127,9 @@ impl CallRunner {
         };
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
+        let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let GuestEnd { outcome, needs_cleanup, forced } =
-            self.run_guest(component, tool, arguments, &call_id, &cancellation, stop).await;
+            self.run_guest(&call, tool, arguments, stop, client).await;
 
         let cleanup = match needs_cleanup {
             Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
@@ -137,22 +153,28 @@ impl CallRunner {
     /// Runs the guest in its own store until it returns or is stopped.
     async fn run_guest(
         &self,
-        component: &ToolComponent,
+        call: &CallContext<'_>,
         tool: &str,
         arguments: &str,
-        call_id: &Arc<str>,
-        cancellation: &CallCancellation,
         stop: StopSignals,
+        client: ClientLink,
     ) -> GuestEnd {
+        let CallContext { component, call_id, cancellation } = *call;
         let budget = StoreBudget { fuel: self.limits.fuel, max_memory: self.limits.max_memory };
-        let mut store =
-            match new_store(&self.engine, &self.grants, &budget, cancellation.clone(), call_id.clone()) {
-                Ok(store) => store,
-                Err(err) => {
-                    let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
-                    return GuestEnd { outcome, needs_cleanup: None, forced: false };
-                }
-            };
+        let mut store = match new_store(
+            &self.engine,
+            &self.grants,
+            &budget,
+            cancellation.clone(),
+            call_id.clone(),
+            client,
+        ) {
+            Ok(store) => store,
+            Err(err) => {
+                let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
+                return GuestEnd { outcome, needs_cleanup: None, forced: false };
+            }
+        };
         let store_live = self.stats.store();
 
         let result: Option<GuestResult> = {
@@ -239,14 +261,21 @@ impl CallRunner {
     ) -> CleanupOutcome {
         self.stats.cleanup_ran();
         let budget = StoreBudget { fuel: Some(self.limits.cleanup_fuel), max_memory: self.limits.max_memory };
-        let mut store =
-            match new_store(&self.engine, &self.grants, &budget, CallCancellation::new(), call_id.clone()) {
-                Ok(store) => store,
-                Err(err) => {
-                    tracing::warn!(call_id = &**call_id, "cannot create a store for cleanup: {err:#}");
-                    return CleanupOutcome::Failed;
-                }
-            };
+        let detached = ClientLink::detached(self.stats.clone());
+        let mut store = match new_store(
+            &self.engine,
+            &self.grants,
+            &budget,
+            CallCancellation::new(),
+            call_id.clone(),
+            detached,
+        ) {
+            Ok(store) => store,
+            Err(err) => {
+                tracing::warn!(call_id = &**call_id, "cannot create a store for cleanup: {err:#}");
+                return CleanupOutcome::Failed;
+            }
+        };
         let _store_live = self.stats.store();
         let run = at_guest_priority(async {
             let instance = component.pre.instantiate_async(&mut store).await?;

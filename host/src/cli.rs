@@ -88,9 +88,30 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 100_000_000)]
     pub cleanup_fuel: u64,
 
+    /// How long a question to the client (elicitation, sampling) may stay
+    /// unanswered; then it is withdrawn and the tool is told it timed out.
+    /// The call's own --timeout still applies.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub elicitation_timeout: Duration,
+
     /// Calls that may run at once; further calls get an isError result.
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_concurrent_calls: u32,
+
+    /// Serve over Streamable HTTP at http://ADDR/mcp instead of stdio, e.g.
+    /// 127.0.0.1:8080 (port 0 picks a free port, printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+
+    /// With --http: also accept this Host header value (loopback names are
+    /// always accepted; anything else is refused against DNS rebinding). Repeatable.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]", requires = "http")]
+    pub allowed_hosts: Vec<String>,
+
+    /// With --http: also accept browser requests from this origin, e.g.
+    /// https://app.example.com:443 (loopback origins are always accepted). Repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
 
     /// Where compiled components are cached
     /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].

@@ -17,6 +17,7 @@ use wasmtime::component::{HasSelf, Linker};
 use crate::bindings::types::{Annotations, ToolInfo};
 use crate::bindings::{self, ToolComponentPre};
 use crate::cancellation::CallCancellation;
+use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
 use crate::sandbox::{CallState, Grants, StoreBudget, new_store};
 
@@ -50,6 +51,7 @@ pub struct ToolSpec {
     /// Behaviour hints.
     pub annotations: Annotations,
     validator: jsonschema::Validator,
+    output_validator: Option<jsonschema::Validator>,
 }
 
 impl ToolSpec {
@@ -65,6 +67,23 @@ impl ToolSpec {
             })
             .collect();
         if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+
+    /// Checks a successful result's structured content against the output
+    /// schema, when the tool declares one.
+    pub fn check_output(&self, structured: Option<&Value>) -> Result<(), String> {
+        let Some(validator) = &self.output_validator else { return Ok(()) };
+        let Some(structured) = structured else {
+            return Err("it declares an output schema but returned no structured content".into());
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(structured)
+            .map(|error| {
+                let at = error.instance_path().to_string();
+                if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
     }
 }
 
@@ -158,8 +177,14 @@ fn check_is_component(bytes: &[u8]) -> Result<()> {
 
 async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Result<Vec<ToolInfo>> {
     let budget = StoreBudget { fuel: Some(1_000_000_000), max_memory: 64 << 20 };
-    let mut store =
-        new_store(engine, &Grants::default(), &budget, CallCancellation::new(), Arc::from("list-tools"))?;
+    let mut store = new_store(
+        engine,
+        &Grants::default(),
+        &budget,
+        CallCancellation::new(),
+        Arc::from("list-tools"),
+        ClientLink::detached(Arc::default()),
+    )?;
     let run = async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.mcp_tool_tool().call_list_tools(&mut store).await
@@ -186,6 +211,13 @@ impl ToolSpec {
             .as_deref()
             .map(|text| parse_schema(text).context("output-schema"))
             .transpose()?;
+        let output_validator = output_schema
+            .as_ref()
+            .map(|schema| {
+                jsonschema::validator_for(&Value::Object(schema.clone()))
+                    .map_err(|err| anyhow!("output-schema is not a valid JSON Schema: {err}"))
+            })
+            .transpose()?;
         Ok(ToolSpec {
             name: info.name,
             title: info.title,
@@ -194,6 +226,7 @@ impl ToolSpec {
             output_schema: output_schema.map(Arc::new),
             annotations: info.annotations,
             validator,
+            output_validator,
         })
     }
 }

@@ -20,6 +20,7 @@ pub mod client;
 pub mod component;
 pub mod content;
 pub mod engine;
+pub mod http;
 pub mod limits;
 pub mod priority;
 pub mod sandbox;
@@ -80,7 +81,7 @@ pub async fn build_server(
         components.push(ToolComponent::load(path, &engine, &linker, &cache).await?);
     }
     let runner = CallRunner::new(engine, grants, limits, shutdown, stats);
-    ToolServer::new(components, runner)
+    ToolServer::new(components, runner, args.elicitation_timeout)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -93,14 +94,55 @@ fn compile_cache(args: &ServeArgs) -> CompileCache {
     }
 }
 
-/// Serves over stdin/stdout until the client disconnects or a signal arrives.
-/// Every in-flight call is stopped and cleaned up before this returns.
-pub async fn serve_stdio(args: &ServeArgs) -> Result<()> {
+/// Serves over stdio, or over Streamable HTTP with `--http`.
+pub async fn serve(args: &ServeArgs) -> Result<()> {
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let server = build_server(args, shutdown.clone(), stats.clone()).await?;
-    tracing::info!(tools = server.tools().len(), "serving on stdio");
+    tracing::info!(tools = server.tools().len(), "loaded");
+    match args.http {
+        Some(addr) => serve_http(server, args, addr, shutdown, stats).await,
+        None => serve_stdio(server, shutdown, stats).await,
+    }
+}
 
+async fn serve_http(
+    server: ToolServer,
+    args: &ServeArgs,
+    addr: std::net::SocketAddr,
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<()> {
+    let options = http::HttpOptions {
+        addr,
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+    };
+    let serving = http::serve(server, options, shutdown.clone());
+    tokio::pin!(serving);
+    tokio::select! {
+        result = &mut serving => return result,
+        () = shutdown::signal() => shutdown.cancel(),
+    }
+    drain_calls(&stats).await;
+    Ok(())
+}
+
+/// Waits, bounded by [`SHUTDOWN_BUDGET`], for stopped calls to finish their cleanup.
+async fn drain_calls(stats: &Stats) {
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
+    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let left = stats.snapshot().live_calls;
+    if left > 0 {
+        tracing::warn!(calls = left, "exiting with calls still stopping");
+    }
+}
+
+/// Serves over stdin/stdout until the client disconnects or a signal arrives.
+/// Every in-flight call is stopped and cleaned up before this returns.
+async fn serve_stdio(server: ToolServer, shutdown: CancellationToken, stats: Arc<Stats>) -> Result<()> {
     let input = EofWatch::new(tokio::io::stdin(), shutdown.clone());
     let running = tokio::select! {
         running = server.serve((input, tokio::io::stdout())) => {
@@ -121,14 +163,7 @@ pub async fn serve_stdio(args: &ServeArgs) -> Result<()> {
     // Whatever ended the session, stop what is still running and give the
     // calls a bounded time to stop and clean up.
     shutdown.cancel();
-    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
-    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let left = stats.snapshot().live_calls;
-    if left > 0 {
-        tracing::warn!(calls = left, "exiting with calls still stopping");
-    }
+    drain_calls(&stats).await;
     Ok(())
 }
 
@@ -145,6 +180,10 @@ pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
         cancel_grace: Duration::ZERO,
         cleanup_timeout: Duration::from_millis(500),
         cleanup_fuel: 0,
+        elicitation_timeout: Duration::from_secs(300),
+        http: None,
+        allowed_hosts: vec![],
+        allowed_origins: vec![],
         max_concurrent_calls: 1,
         cache_dir: None,
         no_cache: false,

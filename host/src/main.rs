@@ -31,7 +31,7 @@ fn main() {
                 println!("{}", serde_json::to_string_pretty(&tools)?);
                 Ok(())
             }
-            None => mcp_wasm_host::serve_stdio(&cli.serve).await,
+            None => mcp_wasm_host::serve(&cli.serve).await,
         }
     });
     let code = match result {

@@ -15,6 +15,7 @@ use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::cancellation::CallCancellation;
+use crate::client::ClientLink;
 
 /// A host directory the user made visible to tools (`--dir HOST[::GUEST][:ro]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +129,8 @@ pub struct CallState {
     pub cancellation: CallCancellation,
     /// Which call this store serves, for the guest's log lines.
     pub call_id: Arc<str>,
+    /// The call's line to the MCP client (logging, progress, questions).
+    pub client: ClientLink,
 }
 
 impl WasiView for CallState {
@@ -191,6 +194,7 @@ pub fn new_store(
     budget: &StoreBudget,
     cancellation: CallCancellation,
     call_id: Arc<str>,
+    client: ClientLink,
 ) -> Result<Store<CallState>> {
     let state = CallState {
         wasi: grants.wasi_ctx()?,
@@ -198,6 +202,7 @@ pub fn new_store(
         memory: MemoryLimiter { max_memory: budget.max_memory, hit: false },
         cancellation,
         call_id,
+        client,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.memory);

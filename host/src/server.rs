@@ -7,12 +7,16 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -21,13 +25,17 @@ use serde_json::{Value, json};
 use crate::bindings::types::CallError;
 use crate::call::{CallOutcome, CallRunner};
 use crate::cancellation::StopReason;
+use crate::client::{ClientLink, SessionState};
 use crate::component::{ToolComponent, ToolSpec};
 use crate::content;
 
-/// The MCP server: every tool of every loaded component. Cheap to clone.
+/// The MCP server: every tool of every loaded component. One value per MCP
+/// session (stdio has one; HTTP makes one per session with
+/// [`ToolServer::new_session`]); sessions share the tools and the runner.
 #[derive(Clone)]
 pub struct ToolServer {
     inner: Arc<Inner>,
+    session: Arc<SessionState>,
 }
 
 struct Inner {
@@ -36,12 +44,21 @@ struct Inner {
     /// The `tools/list` answer, built once.
     listed: Vec<Tool>,
     runner: CallRunner,
+    /// How long an elicitation or sampling request may wait for the client.
+    request_timeout: Duration,
 }
+
+/// The URI of the resource that reports the host's live counts.
+pub const STATUS_URI: &str = "mcp-wasm-host://status";
 
 impl ToolServer {
     /// Serves the tools of `components`. Two components offering the same
     /// tool name is an error: a client could not tell which one it calls.
-    pub fn new(components: Vec<ToolComponent>, runner: CallRunner) -> Result<Self> {
+    pub fn new(
+        components: Vec<ToolComponent>,
+        runner: CallRunner,
+        request_timeout: Duration,
+    ) -> Result<Self> {
         let mut routes: HashMap<String, (Arc<ToolComponent>, usize)> = HashMap::new();
         let mut listed = Vec::new();
         for component in components.into_iter().map(Arc::new) {
@@ -59,7 +76,14 @@ impl ToolServer {
                 routes.insert(spec.name.clone(), (component.clone(), index));
             }
         }
-        Ok(Self { inner: Arc::new(Inner { routes, listed, runner }) })
+        let inner = Inner { routes, listed, runner, request_timeout };
+        Ok(Self { inner: Arc::new(inner), session: Arc::default() })
+    }
+
+    /// The same tools for a new MCP session, with its own session state
+    /// (e.g. its logging level).
+    pub fn new_session(&self) -> Self {
+        Self { inner: self.inner.clone(), session: Arc::default() }
     }
 
     /// Every tool, as listed to clients.
@@ -84,9 +108,14 @@ fn mcp_tool(spec: &ToolSpec) -> Tool {
     tool
 }
 
+// Logging (`logging/setLevel`, the `logging` capability) is deprecated in
+// rmcp by SEP-2577, but every protocol version this host serves has it.
+#[allow(deprecated)]
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_logging().enable_resources().build();
+        ServerConfig::new(capabilities).with_server_info(
             Implementation::new("mcp-wasm-host", env!("CARGO_PKG_VERSION")).with_title("mcp-wasm-host"),
         )
     }
@@ -99,6 +128,46 @@ impl ServerHandler for ToolServer {
         // rmcp has already fired the request's token; a guest computing in
         // that call only notices at its next yield, so make it yield now.
         self.inner.runner.interrupt_guests();
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session.set_log_level(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let status = Resource::new(STATUS_URI, "status")
+            .with_description("Live counts: calls, wasm stores and open requests to the client")
+            .with_mime_type("application/json");
+        Ok(ListResourcesResult::with_all_items(vec![status]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != STATUS_URI {
+            return Err(McpError::resource_not_found(format!("no resource `{}`", request.uri), None));
+        }
+        let snapshot = self.inner.runner.stats().snapshot();
+        let text =
+            serde_json::to_string(&snapshot).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let contents = ResourceContents::TextResourceContents {
+            uri: STATUS_URI.into(),
+            mime_type: Some("application/json".into()),
+            text,
+            meta: None,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn list_tools(
@@ -132,9 +201,33 @@ impl ServerHandler for ToolServer {
             ));
         }
 
+        let client = ClientLink::new(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            self.session.clone(),
+            self.inner.request_timeout,
+            self.inner.runner.stats().clone(),
+        );
         let outcome =
-            self.inner.runner.run(component, name, &arguments.to_string(), context.ct.clone()).await;
-        to_response(name, outcome)
+            self.inner.runner.run(component, name, &arguments.to_string(), context.ct.clone(), client).await;
+        let response = to_response(name, outcome)?;
+        Ok(check_output(spec, response))
+    }
+}
+
+/// A tool that declares an output schema must return structured content that
+/// matches it; a result that does not becomes an error naming the tool.
+fn check_output(spec: &ToolSpec, response: CallToolResponse) -> CallToolResponse {
+    let CallToolResponse::Complete(result) = &response else { return response };
+    if result.is_error == Some(true) {
+        return response;
+    }
+    match spec.check_output(result.structured_content.as_ref()) {
+        Ok(()) => response,
+        Err(problem) => CallToolResponse::Complete(content::error_result(format!(
+            "tool `{}` returned a result that breaks its output schema: {problem}",
+            spec.name
+        ))),
     }
 }
 

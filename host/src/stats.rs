@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Stats {
     live_calls: AtomicU64,
     live_stores: AtomicU64,
+    open_client_requests: AtomicU64,
     calls_total: AtomicU64,
     cleanups_total: AtomicU64,
 }
@@ -20,6 +21,9 @@ pub struct StatsSnapshot {
     pub live_calls: u64,
     /// Wasm stores alive (calls, cleanups, tool listings).
     pub live_stores: u64,
+    /// Requests sent to the client (elicitation, sampling) and not yet
+    /// answered or withdrawn.
+    pub open_client_requests: u64,
     /// Calls started since the host started.
     pub calls_total: u64,
     /// Cleanup exports run since the host started.
@@ -55,6 +59,12 @@ impl Stats {
         Live { stats: self.clone(), counter: |stats| &stats.live_stores }
     }
 
+    /// Counts a request to the client in; it is counted out when the guard drops.
+    pub fn client_request(self: &Arc<Self>) -> Live {
+        self.open_client_requests.fetch_add(1, Ordering::Relaxed);
+        Live { stats: self.clone(), counter: |stats| &stats.open_client_requests }
+    }
+
     /// Records that a cleanup export ran.
     pub fn cleanup_ran(&self) {
         self.cleanups_total.fetch_add(1, Ordering::Relaxed);
@@ -65,6 +75,7 @@ impl Stats {
         StatsSnapshot {
             live_calls: self.live_calls.load(Ordering::Relaxed),
             live_stores: self.live_stores.load(Ordering::Relaxed),
+            open_client_requests: self.open_client_requests.load(Ordering::Relaxed),
             calls_total: self.calls_total.load(Ordering::Relaxed),
             cleanups_total: self.cleanups_total.load(Ordering::Relaxed),
         }

@@ -10,12 +10,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, Request, RequestId};
-use rmcp::service::{PeerRequestOptions, RequestHandle, RunningService, ServiceError};
-use rmcp::{RoleClient, ServiceExt as _};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, JsonObject,
+    ProgressNotificationParam, Request, RequestId,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService, ServiceError,
+};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt as _};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
@@ -49,7 +56,8 @@ pub struct Lines {
 }
 
 impl Lines {
-    fn push(&self, line: String) {
+    /// Adds a line and wakes whoever waits for one.
+    pub fn push(&self, line: String) {
         self.lines.lock().unwrap().push(line);
         self.changed.notify_waiters();
     }
@@ -82,10 +90,83 @@ impl Lines {
     }
 }
 
+/// The test's MCP client: declares elicitation, answers each question with
+/// `answer N` (or, from question `hold_from` on, never answers and waits to
+/// be told the question was withdrawn), and records what it sees in `events`:
+/// `elicit N: MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`.
+#[derive(Clone, Default)]
+pub struct TestClient {
+    /// What the client saw, one line per event.
+    pub events: Arc<Lines>,
+    questions: Arc<AtomicUsize>,
+    hold_from: Arc<AtomicUsize>,
+}
+
+impl TestClient {
+    /// From question `n` (1-based) on, hold the question open until withdrawn.
+    pub fn hold_from(&self, n: usize) {
+        self.hold_from.store(n, Ordering::SeqCst);
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("mcp-wasm-host-e2e", "1.0.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let n = self.questions.fetch_add(1, Ordering::SeqCst) + 1;
+        let message = match &request {
+            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+            ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        self.events.push(format!("elicit {n}: {message}"));
+        let hold_from = self.hold_from.load(Ordering::SeqCst);
+        if hold_from != 0 && n >= hold_from {
+            // rmcp cancels this token when the server sends notifications/cancelled.
+            context.ct.cancelled().await;
+            self.events.push(format!("withdrawn {n}"));
+            return Err(McpError::internal_error("withdrawn", None));
+        }
+        let mut result = ElicitResult::new(ElicitationAction::Accept);
+        result.content = Some(serde_json::json!({ "answer": format!("answer {n}") }));
+        Ok(result)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let total = params.total.map(|t| t.to_string()).unwrap_or_default();
+        self.events.push(format!("progress {}/{total}", params.progress));
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap_or_default();
+        self.events.push(format!("log {} {}", level.as_str().unwrap_or("?"), params.data));
+    }
+}
+
 /// A running host and an rmcp client connected to it.
 pub struct Host {
     /// The MCP client session.
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, TestClient>,
+    /// The client's handler: its script and what it saw.
+    pub test_client: TestClient,
     /// The host process.
     pub child: Child,
     /// Every JSON message the host wrote to stdout.
@@ -159,22 +240,24 @@ impl Host {
                 }
             });
         }
+        let test_client = TestClient::default();
         let client = if start.tap_stdout {
-            Self::tapped(stdout, stdin, &wire, &garbage).await
+            Self::tapped(test_client.clone(), stdout, stdin, &wire, &garbage).await
         } else {
-            ().serve((stdout, stdin)).await.expect("MCP initialize")
+            test_client.clone().serve((stdout, stdin)).await.expect("MCP initialize")
         };
-        Host { client, child, wire, stderr: stderr_lines, garbage }
+        Host { client, test_client, child, wire, stderr: stderr_lines, garbage }
     }
 
     /// Connects a client through a tap on stdout: each frame is recorded,
     /// then handed to the client.
     async fn tapped(
+        handler: TestClient,
         stdout: tokio::process::ChildStdout,
         stdin: tokio::process::ChildStdin,
         wire: &Arc<Lines>,
         garbage: &Arc<Lines>,
-    ) -> RunningService<RoleClient, ()> {
+    ) -> RunningService<RoleClient, TestClient> {
         let (client_read, mut tap_write) = tokio::io::duplex(1 << 20);
         {
             let (wire, garbage) = (wire.clone(), garbage.clone());
@@ -191,7 +274,7 @@ impl Host {
                 }
             });
         }
-        ().serve((client_read, stdin)).await.expect("MCP initialize")
+        handler.serve((client_read, stdin)).await.expect("MCP initialize")
     }
 
     /// Calls `tool` and waits for its result.

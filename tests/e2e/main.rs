@@ -5,6 +5,7 @@
 mod harness;
 
 mod cancel;
+mod client_requests;
 mod lifecycle;
 mod limits;
 mod tools;

@@ -95,3 +95,22 @@ test('tools/list over the SDK shows the demo tools with object schemas', async (
     await client.close();
   }
 });
+
+test('progress goes out only when the request carries a progress token', async () => {
+  const { client } = await connect(['--component', demo]);
+  try {
+    const seen = [];
+    await client.callTool({ name: 'countdown', arguments: { steps: 3, step_ms: 1 } }, undefined, {
+      onprogress: (p) => seen.push(`${p.progress}/${p.total}`),
+    });
+    assert.deepEqual(seen, ['1/3', '2/3', '3/3']);
+    // Without onprogress the SDK sends no token; the host then sends no progress
+    // (the SDK would reject an unknown token as an error on the transport).
+    const errors = [];
+    client.onerror = (e) => errors.push(e);
+    await client.callTool({ name: 'countdown', arguments: { steps: 3, step_ms: 1 } });
+    assert.deepEqual(errors, []);
+  } finally {
+    await client.close();
+  }
+});

@@ -327,15 +327,17 @@ pub mod mcp {
         /// What a tool can ask of the MCP client and the user during a call.
         ///
         /// Every function here acts on behalf of the call that is running: the host
-        /// knows which call it is, so none of them take a call id. New functions
-        /// (progress, elicitation, sampling) are added to this interface in minor
-        /// versions of `mcp:tool`; a tool built against an older version keeps
-        /// working because it imports only the functions it uses.
+        /// knows which call it is, so none of them take a call id. All of them
+        /// observe the call's cancellation: once the call is cancelled, progress and
+        /// log records are dropped, and a pending question to the client is
+        /// withdrawn (the client gets `notifications/cancelled`) and returns
+        /// `request-error::cancelled`.
         #[allow(dead_code, async_fn_in_trait, unused_imports, clippy::all)]
         pub mod client {
             #[used]
             #[doc(hidden)]
             static __FORCE_SECTION_REF: fn() = super::super::super::__link_custom_section_describing_imports;
+            use super::super::super::_rt;
             pub type Json = super::super::super::mcp::tool::types::Json;
             /// Severity of a log message, as in MCP (RFC 5424 levels).
             #[repr(u8)]
@@ -390,9 +392,84 @@ pub mod mcp {
                     }
                 }
             }
+            /// Why a request to the client produced no answer.
+            #[derive(Clone)]
+            pub enum RequestError {
+                /// The client did not declare the capability (elicitation, URL
+                /// elicitation, sampling); ask differently or carry on without.
+                Unsupported,
+                /// The call was cancelled while waiting; the request was withdrawn.
+                Cancelled,
+                /// No answer within the host's `--elicitation-timeout`; withdrawn.
+                TimedOut,
+                /// The client answered with an error, or the request was malformed
+                /// (e.g. a schema elicitation does not allow). The text says which.
+                Failed(_rt::String),
+            }
+            impl ::core::fmt::Debug for RequestError {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    match self {
+                        RequestError::Unsupported => {
+                            f.debug_tuple("RequestError::Unsupported").finish()
+                        }
+                        RequestError::Cancelled => {
+                            f.debug_tuple("RequestError::Cancelled").finish()
+                        }
+                        RequestError::TimedOut => {
+                            f.debug_tuple("RequestError::TimedOut").finish()
+                        }
+                        RequestError::Failed(e) => {
+                            f.debug_tuple("RequestError::Failed").field(e).finish()
+                        }
+                    }
+                }
+            }
+            impl ::core::fmt::Display for RequestError {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    write!(f, "{:?}", self)
+                }
+            }
+            impl std::error::Error for RequestError {}
+            /// The user's answer to an elicitation.
+            #[derive(Clone)]
+            pub enum ElicitResponse {
+                /// The user submitted the form: a JSON object matching the requested
+                /// schema (always empty for URL mode).
+                Accept(Json),
+                /// The user explicitly said no.
+                Decline,
+                /// The user dismissed the question without choosing.
+                Cancel,
+            }
+            impl ::core::fmt::Debug for ElicitResponse {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    match self {
+                        ElicitResponse::Accept(e) => {
+                            f.debug_tuple("ElicitResponse::Accept").field(e).finish()
+                        }
+                        ElicitResponse::Decline => {
+                            f.debug_tuple("ElicitResponse::Decline").finish()
+                        }
+                        ElicitResponse::Cancel => {
+                            f.debug_tuple("ElicitResponse::Cancel").finish()
+                        }
+                    }
+                }
+            }
             #[allow(unused_unsafe, clippy::all)]
             /// Writes a log record from the tool. The host writes it to its own log
-            /// (stderr), tagged with the tool and call. `data` is JSON (a string is fine).
+            /// (stderr), tagged with the call, and sends it to the client as
+            /// `notifications/message` when the client's `logging/setLevel` lets it
+            /// through. `data` is JSON (a JSON string is fine). Rate-limited.
             pub fn log(level: LogLevel, logger: Option<&str>, data: &str) -> () {
                 unsafe {
                     let (result1_0, result1_1, result1_2) = match logger {
@@ -441,6 +518,411 @@ pub mod mcp {
                             len2,
                         )
                     };
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Reports how far the call has got. Sent to the client as
+            /// `notifications/progress` only if the client asked for progress on
+            /// this request (a progress token). `progress` must increase from one
+            /// report to the next (others are dropped); `total` is the value
+            /// `progress` will reach, if known. Rate-limited: bursts pass, floods
+            /// are thinned.
+            pub fn progress(
+                progress: f64,
+                total: Option<f64>,
+                message: Option<&str>,
+            ) -> () {
+                unsafe {
+                    let (result0_0, result0_1) = match total {
+                        Some(e) => (1i32, _rt::as_f64(e)),
+                        None => (0i32, 0.0f64),
+                    };
+                    let (result2_0, result2_1, result2_2) = match message {
+                        Some(e) => {
+                            let vec1 = e;
+                            let ptr1 = vec1.as_ptr().cast::<u8>();
+                            let len1 = vec1.len();
+                            (1i32, ptr1.cast_mut(), len1)
+                        }
+                        None => (0i32, ::core::ptr::null_mut(), 0usize),
+                    };
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    unsafe extern "C" {
+                        #[link_name = "progress"]
+                        fn wit_import3(
+                            _: f64,
+                            _: i32,
+                            _: f64,
+                            _: i32,
+                            _: *mut u8,
+                            _: usize,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import3(
+                        _: f64,
+                        _: i32,
+                        _: f64,
+                        _: i32,
+                        _: *mut u8,
+                        _: usize,
+                    ) {
+                        unreachable!()
+                    }
+                    unsafe {
+                        wit_import3(
+                            _rt::as_f64(&progress),
+                            result0_0,
+                            result0_1,
+                            result2_0,
+                            result2_1,
+                            result2_2,
+                        )
+                    };
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Asks the user to fill in a form (`elicitation/create`, form mode).
+            /// `requested-schema` is a JSON Schema object with flat primitive
+            /// properties (string, number, integer, boolean, enums), as MCP allows.
+            /// Never ask for secrets this way: use `elicit-url`.
+            pub fn elicit(
+                message: &str,
+                requested_schema: &str,
+            ) -> Result<ElicitResponse, RequestError> {
+                unsafe {
+                    #[cfg_attr(target_pointer_width = "64", repr(align(8)))]
+                    #[cfg_attr(target_pointer_width = "32", repr(align(4)))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 4 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 4
+                            * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let vec0 = message;
+                    let ptr0 = vec0.as_ptr().cast::<u8>();
+                    let len0 = vec0.len();
+                    let vec1 = requested_schema;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    let ptr2 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    unsafe extern "C" {
+                        #[link_name = "elicit"]
+                        fn wit_import3(
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import3(
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    unsafe {
+                        wit_import3(ptr0.cast_mut(), len0, ptr1.cast_mut(), len1, ptr2)
+                    };
+                    let l4 = i32::from(*ptr2.add(0).cast::<u8>());
+                    let result15 = match l4 {
+                        0 => {
+                            let e = {
+                                let l5 = i32::from(
+                                    *ptr2.add(::core::mem::size_of::<*const u8>()).cast::<u8>(),
+                                );
+                                let v9 = match l5 {
+                                    0 => {
+                                        let e9 = {
+                                            let l6 = *ptr2
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>();
+                                            let l7 = *ptr2
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len8 = l7;
+                                            let bytes8 = _rt::Vec::from_raw_parts(
+                                                l6.cast(),
+                                                len8,
+                                                len8,
+                                            );
+                                            _rt::string_lift(bytes8)
+                                        };
+                                        ElicitResponse::Accept(e9)
+                                    }
+                                    1 => ElicitResponse::Decline,
+                                    n => {
+                                        debug_assert_eq!(n, 2, "invalid enum discriminant");
+                                        ElicitResponse::Cancel
+                                    }
+                                };
+                                v9
+                            };
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l10 = i32::from(
+                                    *ptr2.add(::core::mem::size_of::<*const u8>()).cast::<u8>(),
+                                );
+                                let v14 = match l10 {
+                                    0 => RequestError::Unsupported,
+                                    1 => RequestError::Cancelled,
+                                    2 => RequestError::TimedOut,
+                                    n => {
+                                        debug_assert_eq!(n, 3, "invalid enum discriminant");
+                                        let e14 = {
+                                            let l11 = *ptr2
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>();
+                                            let l12 = *ptr2
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len13 = l12;
+                                            let bytes13 = _rt::Vec::from_raw_parts(
+                                                l11.cast(),
+                                                len13,
+                                                len13,
+                                            );
+                                            _rt::string_lift(bytes13)
+                                        };
+                                        RequestError::Failed(e14)
+                                    }
+                                };
+                                v14
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result15
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Sends the user to a URL (`elicitation/create`, URL mode), e.g. to
+            /// sign in. Returns once the user accepted, declined or cancelled.
+            pub fn elicit_url(
+                message: &str,
+                url: &str,
+            ) -> Result<ElicitResponse, RequestError> {
+                unsafe {
+                    #[cfg_attr(target_pointer_width = "64", repr(align(8)))]
+                    #[cfg_attr(target_pointer_width = "32", repr(align(4)))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 4 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 4
+                            * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let vec0 = message;
+                    let ptr0 = vec0.as_ptr().cast::<u8>();
+                    let len0 = vec0.len();
+                    let vec1 = url;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    let ptr2 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    unsafe extern "C" {
+                        #[link_name = "elicit-url"]
+                        fn wit_import3(
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import3(
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    unsafe {
+                        wit_import3(ptr0.cast_mut(), len0, ptr1.cast_mut(), len1, ptr2)
+                    };
+                    let l4 = i32::from(*ptr2.add(0).cast::<u8>());
+                    let result15 = match l4 {
+                        0 => {
+                            let e = {
+                                let l5 = i32::from(
+                                    *ptr2.add(::core::mem::size_of::<*const u8>()).cast::<u8>(),
+                                );
+                                let v9 = match l5 {
+                                    0 => {
+                                        let e9 = {
+                                            let l6 = *ptr2
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>();
+                                            let l7 = *ptr2
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len8 = l7;
+                                            let bytes8 = _rt::Vec::from_raw_parts(
+                                                l6.cast(),
+                                                len8,
+                                                len8,
+                                            );
+                                            _rt::string_lift(bytes8)
+                                        };
+                                        ElicitResponse::Accept(e9)
+                                    }
+                                    1 => ElicitResponse::Decline,
+                                    n => {
+                                        debug_assert_eq!(n, 2, "invalid enum discriminant");
+                                        ElicitResponse::Cancel
+                                    }
+                                };
+                                v9
+                            };
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l10 = i32::from(
+                                    *ptr2.add(::core::mem::size_of::<*const u8>()).cast::<u8>(),
+                                );
+                                let v14 = match l10 {
+                                    0 => RequestError::Unsupported,
+                                    1 => RequestError::Cancelled,
+                                    2 => RequestError::TimedOut,
+                                    n => {
+                                        debug_assert_eq!(n, 3, "invalid enum discriminant");
+                                        let e14 = {
+                                            let l11 = *ptr2
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>();
+                                            let l12 = *ptr2
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len13 = l12;
+                                            let bytes13 = _rt::Vec::from_raw_parts(
+                                                l11.cast(),
+                                                len13,
+                                                len13,
+                                            );
+                                            _rt::string_lift(bytes13)
+                                        };
+                                        RequestError::Failed(e14)
+                                    }
+                                };
+                                v14
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result15
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Asks the client's model for a completion (`sampling/createMessage`).
+            /// `request` is the request's params as JSON (`messages`, `maxTokens`,
+            /// ...); the result is the client's answer as JSON (`role`, `content`,
+            /// `model`, `stopReason`).
+            pub fn sample(request: &str) -> Result<Json, RequestError> {
+                unsafe {
+                    #[cfg_attr(target_pointer_width = "64", repr(align(8)))]
+                    #[cfg_attr(target_pointer_width = "32", repr(align(4)))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 4 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 4
+                            * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let vec0 = request;
+                    let ptr0 = vec0.as_ptr().cast::<u8>();
+                    let len0 = vec0.len();
+                    let ptr1 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    unsafe extern "C" {
+                        #[link_name = "sample"]
+                        fn wit_import2(_: *mut u8, _: usize, _: *mut u8);
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import2(_: *mut u8, _: usize, _: *mut u8) {
+                        unreachable!()
+                    }
+                    unsafe { wit_import2(ptr0.cast_mut(), len0, ptr1) };
+                    let l3 = i32::from(*ptr1.add(0).cast::<u8>());
+                    let result12 = match l3 {
+                        0 => {
+                            let e = {
+                                let l4 = *ptr1
+                                    .add(::core::mem::size_of::<*const u8>())
+                                    .cast::<*mut u8>();
+                                let l5 = *ptr1
+                                    .add(2 * ::core::mem::size_of::<*const u8>())
+                                    .cast::<usize>();
+                                let len6 = l5;
+                                let bytes6 = _rt::Vec::from_raw_parts(
+                                    l4.cast(),
+                                    len6,
+                                    len6,
+                                );
+                                _rt::string_lift(bytes6)
+                            };
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l7 = i32::from(
+                                    *ptr1.add(::core::mem::size_of::<*const u8>()).cast::<u8>(),
+                                );
+                                let v11 = match l7 {
+                                    0 => RequestError::Unsupported,
+                                    1 => RequestError::Cancelled,
+                                    2 => RequestError::TimedOut,
+                                    n => {
+                                        debug_assert_eq!(n, 3, "invalid enum discriminant");
+                                        let e11 = {
+                                            let l8 = *ptr1
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>();
+                                            let l9 = *ptr1
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len10 = l9;
+                                            let bytes10 = _rt::Vec::from_raw_parts(
+                                                l8.cast(),
+                                                len10,
+                                                len10,
+                                            );
+                                            _rt::string_lift(bytes10)
+                                        };
+                                        RequestError::Failed(e11)
+                                    }
+                                };
+                                v11
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result12
                 }
             }
         }
@@ -1806,6 +2288,37 @@ mod _rt {
     #![allow(dead_code, clippy::all)]
     pub use alloc_crate::string::String;
     pub use alloc_crate::vec::Vec;
+    pub fn as_f64<T: AsF64>(t: T) -> f64 {
+        t.as_f64()
+    }
+    pub trait AsF64 {
+        fn as_f64(self) -> f64;
+    }
+    impl<'a, T: Copy + AsF64> AsF64 for &'a T {
+        fn as_f64(self) -> f64 {
+            (*self).as_f64()
+        }
+    }
+    impl AsF64 for f64 {
+        #[inline]
+        fn as_f64(self) -> f64 {
+            self as f64
+        }
+    }
+    pub unsafe fn string_lift(bytes: Vec<u8>) -> String {
+        if cfg!(debug_assertions) {
+            String::from_utf8(bytes).unwrap()
+        } else {
+            String::from_utf8_unchecked(bytes)
+        }
+    }
+    pub unsafe fn invalid_enum_discriminant<T>() -> T {
+        if cfg!(debug_assertions) {
+            panic!("invalid enum discriminant")
+        } else {
+            unsafe { core::hint::unreachable_unchecked() }
+        }
+    }
     use core::fmt;
     use core::marker;
     use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -1892,13 +2405,6 @@ mod _rt {
         }
     }
     pub use alloc_crate::alloc;
-    pub unsafe fn invalid_enum_discriminant<T>() -> T {
-        if cfg!(debug_assertions) {
-            panic!("invalid enum discriminant")
-        } else {
-            unsafe { core::hint::unreachable_unchecked() }
-        }
-    }
     #[cfg(target_arch = "wasm32")]
     pub fn run_ctors_once() {
         wit_bindgen_rt::run_ctors_once();
@@ -1909,13 +2415,6 @@ mod _rt {
         }
         let layout = alloc::Layout::from_size_align_unchecked(size, align);
         alloc::dealloc(ptr, layout);
-    }
-    pub unsafe fn string_lift(bytes: Vec<u8>) -> String {
-        if cfg!(debug_assertions) {
-            String::from_utf8(bytes).unwrap()
-        } else {
-            String::from_utf8_unchecked(bytes)
-        }
     }
     pub fn as_i64<T: AsI64>(t: T) -> i64 {
         t.as_i64()
@@ -1978,8 +2477,8 @@ pub(crate) use __export_tool_component_impl as export;
 )]
 #[doc(hidden)]
 #[allow(clippy::octal_escapes)]
-pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 1746] = *b"\
-\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\xcd\x0c\x01A\x02\x01\
+pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 2030] = *b"\
+\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\xe9\x0e\x01A\x02\x01\
 A\x11\x01B\x1c\x01s\x04\0\x04json\x03\0\0\x01k\x7f\x01r\x04\x09read-only\x02\x0b\
 destructive\x02\x0aidempotent\x02\x0aopen-world\x02\x04\0\x0bannotations\x03\0\x03\
 \x01ks\x01k\x01\x01r\x06\x04names\x05title\x05\x0bdescription\x05\x0cinput-schem\
@@ -1994,31 +2493,37 @@ p\x14\x01r\x03\x07content\x15\x12structured-content\x06\x08is-error\x7f\x04\0\x0
 call-result\x03\0\x16\x01q\x04\x0cunknown-tool\x01s\0\x11invalid-arguments\x01s\0\
 \x06failed\x01s\0\x09cancelled\0\0\x04\0\x0acall-error\x03\0\x18\x01m\x04\x10cli\
 ent-cancelled\x11deadline-exceeded\x08shutdown\x0elimit-exceeded\x04\0\x0bstop-r\
-eason\x03\0\x1a\x03\0\x14mcp:tool/types@0.1.0\x05\0\x02\x03\0\0\x04json\x01B\x07\
+eason\x03\0\x1a\x03\0\x14mcp:tool/types@0.1.0\x05\0\x02\x03\0\0\x04json\x01B\x16\
 \x02\x03\x02\x01\x01\x04\0\x04json\x03\0\0\x01m\x08\x05debug\x04info\x06notice\x07\
 warning\x05error\x08critical\x05alert\x09emergency\x04\0\x09log-level\x03\0\x02\x01\
-ks\x01@\x03\x05level\x03\x06logger\x04\x04data\x01\x01\0\x04\0\x03log\x01\x05\x03\
-\0\x15mcp:tool/client@0.1.0\x05\x02\x01B\x0a\x04\0\x08pollable\x03\x01\x01h\0\x01\
-@\x01\x04self\x01\0\x7f\x04\0\x16[method]pollable.ready\x01\x02\x01@\x01\x04self\
-\x01\x01\0\x04\0\x16[method]pollable.block\x01\x03\x01p\x01\x01py\x01@\x01\x02in\
-\x04\0\x05\x04\0\x04poll\x01\x06\x03\0\x12wasi:io/poll@0.2.6\x05\x03\x02\x03\0\x02\
-\x08pollable\x02\x03\0\0\x0bstop-reason\x01B\x0e\x02\x03\x02\x01\x04\x04\0\x08po\
-llable\x03\0\0\x02\x03\x02\x01\x05\x04\0\x0bstop-reason\x03\0\x02\x04\0\x09cance\
-lled\x03\x01\x01h\x04\x01@\x01\x04self\x05\0\x7f\x04\0\x1e[method]cancelled.is-c\
-ancelled\x01\x06\x01k\x03\x01@\x01\x04self\x05\0\x07\x04\0\x18[method]cancelled.\
-reason\x01\x08\x01i\x01\x01@\x01\x04self\x05\0\x09\x04\0\x1b[method]cancelled.su\
-bscribe\x01\x0a\x03\0\x1bmcp:tool/cancellation@0.1.0\x05\x06\x02\x03\0\0\x09tool\
--info\x02\x03\0\0\x0bcall-result\x02\x03\0\0\x0acall-error\x02\x03\0\x03\x09canc\
-elled\x01B\x15\x02\x03\x02\x01\x07\x04\0\x09tool-info\x03\0\0\x02\x03\x02\x01\x08\
-\x04\0\x0bcall-result\x03\0\x02\x02\x03\x02\x01\x09\x04\0\x0acall-error\x03\0\x04\
-\x02\x03\x02\x01\x01\x04\0\x04json\x03\0\x06\x02\x03\x02\x01\x05\x04\0\x0bstop-r\
-eason\x03\0\x08\x02\x03\x02\x01\x0a\x04\0\x09cancelled\x03\0\x0a\x01p\x01\x01@\0\
-\0\x0c\x04\0\x0alist-tools\x01\x0d\x01i\x0b\x01j\x01\x03\x01\x05\x01@\x04\x07cal\
-l-ids\x04names\x09arguments\x07\x09cancelled\x0e\0\x0f\x04\0\x04call\x01\x10\x01\
-@\x02\x07call-ids\x06reason\x09\x01\0\x04\0\x07cleanup\x01\x11\x04\0\x13mcp:tool\
-/tool@0.1.0\x05\x0b\x04\0\x1dmcp:tool/tool-component@0.1.0\x04\0\x0b\x14\x01\0\x0e\
-tool-component\x03\0\0\0G\x09producers\x01\x0cprocessed-by\x02\x0dwit-component\x07\
-0.227.1\x10wit-bindgen-rust\x060.41.0";
+q\x04\x0bunsupported\0\0\x09cancelled\0\0\x09timed-out\0\0\x06failed\x01s\0\x04\0\
+\x0drequest-error\x03\0\x04\x01q\x03\x06accept\x01\x01\0\x07decline\0\0\x06cance\
+l\0\0\x04\0\x0felicit-response\x03\0\x06\x01ks\x01@\x03\x05level\x03\x06logger\x08\
+\x04data\x01\x01\0\x04\0\x03log\x01\x09\x01ku\x01@\x03\x08progressu\x05total\x0a\
+\x07message\x08\x01\0\x04\0\x08progress\x01\x0b\x01j\x01\x07\x01\x05\x01@\x02\x07\
+messages\x10requested-schema\x01\0\x0c\x04\0\x06elicit\x01\x0d\x01@\x02\x07messa\
+ges\x03urls\0\x0c\x04\0\x0aelicit-url\x01\x0e\x01j\x01\x01\x01\x05\x01@\x01\x07r\
+equest\x01\0\x0f\x04\0\x06sample\x01\x10\x03\0\x15mcp:tool/client@0.1.0\x05\x02\x01\
+B\x0a\x04\0\x08pollable\x03\x01\x01h\0\x01@\x01\x04self\x01\0\x7f\x04\0\x16[meth\
+od]pollable.ready\x01\x02\x01@\x01\x04self\x01\x01\0\x04\0\x16[method]pollable.b\
+lock\x01\x03\x01p\x01\x01py\x01@\x01\x02in\x04\0\x05\x04\0\x04poll\x01\x06\x03\0\
+\x12wasi:io/poll@0.2.6\x05\x03\x02\x03\0\x02\x08pollable\x02\x03\0\0\x0bstop-rea\
+son\x01B\x0e\x02\x03\x02\x01\x04\x04\0\x08pollable\x03\0\0\x02\x03\x02\x01\x05\x04\
+\0\x0bstop-reason\x03\0\x02\x04\0\x09cancelled\x03\x01\x01h\x04\x01@\x01\x04self\
+\x05\0\x7f\x04\0\x1e[method]cancelled.is-cancelled\x01\x06\x01k\x03\x01@\x01\x04\
+self\x05\0\x07\x04\0\x18[method]cancelled.reason\x01\x08\x01i\x01\x01@\x01\x04se\
+lf\x05\0\x09\x04\0\x1b[method]cancelled.subscribe\x01\x0a\x03\0\x1bmcp:tool/canc\
+ellation@0.1.0\x05\x06\x02\x03\0\0\x09tool-info\x02\x03\0\0\x0bcall-result\x02\x03\
+\0\0\x0acall-error\x02\x03\0\x03\x09cancelled\x01B\x15\x02\x03\x02\x01\x07\x04\0\
+\x09tool-info\x03\0\0\x02\x03\x02\x01\x08\x04\0\x0bcall-result\x03\0\x02\x02\x03\
+\x02\x01\x09\x04\0\x0acall-error\x03\0\x04\x02\x03\x02\x01\x01\x04\0\x04json\x03\
+\0\x06\x02\x03\x02\x01\x05\x04\0\x0bstop-reason\x03\0\x08\x02\x03\x02\x01\x0a\x04\
+\0\x09cancelled\x03\0\x0a\x01p\x01\x01@\0\0\x0c\x04\0\x0alist-tools\x01\x0d\x01i\
+\x0b\x01j\x01\x03\x01\x05\x01@\x04\x07call-ids\x04names\x09arguments\x07\x09canc\
+elled\x0e\0\x0f\x04\0\x04call\x01\x10\x01@\x02\x07call-ids\x06reason\x09\x01\0\x04\
+\0\x07cleanup\x01\x11\x04\0\x13mcp:tool/tool@0.1.0\x05\x0b\x04\0\x1dmcp:tool/too\
+l-component@0.1.0\x04\0\x0b\x14\x01\0\x0etool-component\x03\0\0\0G\x09producers\x01\
+\x0cprocessed-by\x02\x0dwit-component\x070.227.1\x10wit-bindgen-rust\x060.41.0";
 #[inline(never)]
 #[doc(hidden)]
 pub fn __link_custom_section_describing_imports() {

@@ -8,6 +8,7 @@
 //!   (cooperative, while parked in a host call);
 //! - `spin`: ignores cancellation and computes forever;
 //! - `stall`: ignores cancellation and sleeps for an hour in a host call;
+//! - `survey`: asks the user `questions` questions in a row (elicitation);
 //! - `compute`: a tight loop, for measuring fuel and epoch overhead;
 //! - `allocate`: allocates memory, for the memory limit.
 //!
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 use bindings::exports::mcp::tool::tool::Guest;
 use bindings::mcp::tool::cancellation::Cancelled;
+use bindings::mcp::tool::client::{self, ElicitResponse, LogLevel, RequestError};
 use bindings::mcp::tool::types::{Annotations, CallError, CallResult, Content, StopReason, ToolInfo};
 use serde_json::{Value, json};
 
@@ -85,6 +87,17 @@ impl Guest for Demo {
                 hints(false, true),
             ),
             tool(
+                "survey",
+                "Asks the user `questions` short questions in a row and returns the answers.",
+                json!({
+                    "type": "object",
+                    "properties": { "questions": { "type": "integer", "minimum": 1, "maximum": 20, "default": 3 } },
+                    "additionalProperties": false
+                }),
+                None,
+                hints(true, false),
+            ),
+            tool(
                 "compute",
                 "Runs a tight integer loop for `iterations` rounds and returns the result (a CPU benchmark).",
                 json!({
@@ -143,6 +156,7 @@ impl Guest for Demo {
                 std::thread::sleep(Duration::from_secs(3600));
                 Ok(text("stall woke up after an hour"))
             }
+            "survey" => survey(&args, &cancelled),
             "compute" => {
                 let iterations = args["iterations"].as_u64().unwrap_or(0);
                 let mut x: u64 = 1;
@@ -178,8 +192,50 @@ fn countdown(args: &Value, cancelled: &Cancelled) -> Result<CallResult, CallErro
         // Goes to the host's stderr, never to the MCP stream.
         println!("countdown: {left}");
         std::thread::sleep(step);
+        let done = (steps - left + 1) as f64;
+        client::progress(done, Some(steps as f64), Some(&format!("{left} to go")));
     }
+    client::log(LogLevel::Info, Some("countdown"), &json!(format!("counted down from {steps}")).to_string());
     Ok(text(&format!("counted down from {steps}")))
+}
+
+fn survey(args: &Value, cancelled: &Cancelled) -> Result<CallResult, CallError> {
+    let questions = args["questions"].as_u64().unwrap_or(3);
+    let schema = json!({
+        "type": "object",
+        "properties": { "answer": { "type": "string", "title": "Answer" } },
+        "required": ["answer"]
+    })
+    .to_string();
+    let mut answers = Vec::new();
+    for n in 1..=questions {
+        let question = format!("Question {n} of {questions}: what should happen next?");
+        match client::elicit(&question, &schema) {
+            Ok(ElicitResponse::Accept(content)) => {
+                let content: Value = serde_json::from_str(&content).unwrap_or_default();
+                answers.push(content["answer"].as_str().unwrap_or_default().to_string());
+            }
+            Ok(ElicitResponse::Decline | ElicitResponse::Cancel) => {
+                return Ok(text(&format!("the user stopped after {} answers", answers.len())));
+            }
+            Err(RequestError::Cancelled) => return Err(CallError::Cancelled),
+            Err(RequestError::Unsupported) => {
+                return Err(CallError::Failed("this client cannot ask the user questions".into()));
+            }
+            Err(RequestError::TimedOut) => {
+                return Err(CallError::Failed(format!("no answer to question {n} in time")));
+            }
+            Err(RequestError::Failed(why)) => return Err(CallError::Failed(why)),
+        }
+        if cancelled.is_cancelled() {
+            return Err(CallError::Cancelled);
+        }
+    }
+    Ok(CallResult {
+        content: vec![Content::Text(answers.join("\n"))],
+        structured_content: Some(json!({ "answers": answers }).to_string()),
+        is_error: false,
+    })
 }
 
 #[inline(never)]

@@ -1,0 +1,96 @@
+// mcp-wasm-host --http: the TypeScript SDK's Streamable HTTP client gets the
+// same cancel path as stdio (abort() stops the tool, cleanup runs, the next
+// call is served), and requests naming a foreign Host are refused.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const hostBinary = process.env.MCP_WASM_HOST ?? join(root, 'target/release/mcp-wasm-host');
+const demo = join(root, 'target/guests/demo.wasm');
+const PATIENCE_MS = 20_000;
+
+for (const [what, path] of [['host binary', hostBinary], ['demo component', demo]]) {
+  assert.ok(existsSync(path), `missing ${what} at ${path}: run \`just build guests\``);
+}
+
+async function until(what, check) {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** Starts `mcp-wasm-host --http 127.0.0.1:0`; resolves with its URL and stderr lines. */
+async function startHttpHost(args) {
+  const child = spawn(hostBinary, ['--http', '127.0.0.1:0', '--component', demo, ...args], {
+    env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const lines = [];
+  let partial = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop();
+    lines.push(...parts);
+  });
+  await until('the host to announce its URL', () => lines.some((l) => l.includes('/mcp')));
+  const url = lines.join('\n').match(/http:\/\/127\.0\.0\.1:\d+\/mcp/)[0];
+  return { child, url, lines };
+}
+
+test('over HTTP, abort() stops a spinning tool, cleanup runs, the next call is served', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-wasm-host-http-'));
+  const { child, url, lines } = await startHttpHost(['--dir', dir]);
+  const client = new Client({ name: 'mcp-wasm-host-http-test', version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'spin', arguments: {} }, undefined, { signal: controller.signal });
+    await until('spin to take its lock', () => readdirSync(dir).some((f) => f.endsWith('.lock')));
+    controller.abort('the user gave up');
+    await assert.rejects(call, /abort|gave up/i);
+    await until('the host to end the spin call', () =>
+      lines.some((l) => l.includes('call ended') && l.includes('tool="spin"')),
+    );
+    const ended = lines.find((l) => l.includes('call ended') && l.includes('tool="spin"'));
+    assert.match(ended, /stop_reason="client-cancelled"/);
+    assert.match(ended, /cleanup="done"/);
+    assert.deepEqual(readdirSync(dir), []);
+    const echo = await client.callTool({ name: 'echo', arguments: { text: 'over http' } });
+    assert.equal(echo.content[0].text, 'over http');
+  } finally {
+    await client.close();
+    child.kill('SIGTERM');
+  }
+});
+
+test('over HTTP, a request naming a foreign Host is refused (DNS rebinding)', async () => {
+  const { child, url } = await startHttpHost([]);
+  try {
+    const { port } = new URL(url);
+    const status = await new Promise((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port, path: '/mcp', method: 'POST',
+          headers: { Host: 'evil.example.com', 'Content-Type': 'application/json',
+                     Accept: 'application/json, text/event-stream' } },
+        (res) => { res.resume(); resolve(res.statusCode); },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+    });
+    assert.ok(status >= 400 && status < 500, `status ${status}`);
+  } finally {
+    child.kill('SIGTERM');
+  }
+});
