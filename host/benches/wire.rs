@@ -70,6 +70,10 @@ async fn run(scale: Scale, only: Option<String>) {
             }
         }
     }
+    if wanted("client") {
+        withdraw_latency(scale).await;
+        progress_overhead(scale).await;
+    }
     if wanted("startup") {
         startup(scale).await;
     }
@@ -220,6 +224,55 @@ async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
 
 fn count_ended(lines: &[String]) -> usize {
     lines.iter().filter(|l| l.contains("call ended")).count()
+}
+
+/// From the client cancelling a tool call to the client's elicitation handler
+/// seeing the open question withdrawn (`notifications/cancelled`).
+async fn withdraw_latency(scale: Scale) {
+    let host = start_host(&[], "warn").await;
+    host.test_client.hold_from(1);
+    let events = host.test_client.events.clone();
+    let mut samples = Vec::with_capacity(scale.cancel_trials);
+    for n in 1..=scale.cancel_trials {
+        let call = host.start_call("survey", json!({ "questions": 1 })).await;
+        let asked = format!("elicit {n}:");
+        events.wait_for("the question", |e| e.starts_with(&asked)).await;
+        let withdrawn = format!("withdrawn {n}");
+        let sent = Instant::now();
+        call.cancel(None).await.unwrap();
+        events.wait_for("the withdrawal", |e| e == withdrawn).await;
+        samples.push(sent.elapsed());
+    }
+    let s = Samples::new(samples);
+    println!(
+        "cancel → client sees its open elicitation withdrawn: p50 {}, p99 {} ({} trials)\n",
+        ms(s.p50()),
+        ms(s.p99()),
+        scale.cancel_trials
+    );
+}
+
+/// `countdown` with 10 steps and no sleeping, reporting progress (and one
+/// log line) versus `quiet`; the difference per notification.
+async fn progress_overhead(scale: Scale) {
+    let host = start_host(&[], "warn").await;
+    let (mut loud, mut quiet) = (Vec::new(), Vec::new());
+    for _ in 0..scale.echo_calls / 3 {
+        let t = Instant::now();
+        host.call("countdown", json!({ "steps": 10, "step_ms": 0 })).await.unwrap();
+        loud.push(t.elapsed());
+        let t = Instant::now();
+        host.call("countdown", json!({ "steps": 10, "step_ms": 0, "quiet": true })).await.unwrap();
+        quiet.push(t.elapsed());
+    }
+    let (loud, quiet) = (Samples::new(loud), Samples::new(quiet));
+    let per = (loud.p50().as_secs_f64() - quiet.p50().as_secs_f64()) / 11.0;
+    println!(
+        "progress: a call sending 10 progress notifications + 1 log p50 {}, the same call quiet p50 {}: ≈ {:.1} µs per notification\n",
+        ms(loud.p50()),
+        ms(quiet.p50()),
+        per * 1e6
+    );
 }
 
 /// Process start → first `tools/list` answered.

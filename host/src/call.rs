@@ -190,6 +190,11 @@ impl CallRunner {
         };
         let memory_hit = store.data().memory.was_hit();
         let returned_normally = matches!(result, Some(Ok(_))) && cancellation.reason().is_none();
+        // Progress and log notifications precede the result; a stopped call
+        // sends none after the stop.
+        if let Some(notifier) = store.data_mut().client.take_notifier() {
+            if returned_normally { notifier.finish().await } else { notifier.abandon() }
+        }
         if returned_normally {
             // Resetting the instance's memory takes microseconds; do it off
             // the path of the response.

@@ -62,6 +62,50 @@ fn severity(level: LoggingLevel) -> u8 {
     }
 }
 
+/// A notification waiting to go out.
+enum Note {
+    Progress(ProgressNotificationParam),
+    Log(LoggingMessageNotificationParam),
+}
+
+/// Sends one call's notifications in order, from a task of its own, so the
+/// guest does not wait for each one to be written (tens of microseconds).
+/// The call waits for the queue to drain before its result goes out, so
+/// notifications still precede the response.
+pub struct Notifier {
+    queue: tokio::sync::mpsc::UnboundedSender<Note>,
+    sender: tokio::task::JoinHandle<()>,
+}
+
+impl Notifier {
+    fn start(peer: Peer<RoleServer>) -> Self {
+        let (queue, mut pending) = tokio::sync::mpsc::unbounded_channel();
+        let sender = tokio::spawn(async move {
+            while let Some(note) = pending.recv().await {
+                let sent = match note {
+                    Note::Progress(note) => peer.notify_progress(note).await,
+                    Note::Log(note) => peer.notify_logging_message(note).await,
+                };
+                if sent.is_err() {
+                    break; // the session is gone
+                }
+            }
+        });
+        Notifier { queue, sender }
+    }
+
+    /// The call returned: deliver what is queued, then stop.
+    pub async fn finish(self) {
+        drop(self.queue);
+        let _ = self.sender.await;
+    }
+
+    /// The call was cancelled or stopped: nothing more goes out for it.
+    pub fn abandon(self) {
+        self.sender.abort();
+    }
+}
+
 /// One call's line to the MCP client. Calls that have no client (listing
 /// tools, cleanup) get a detached link: their requests are `unsupported`.
 pub struct ClientLink {
@@ -73,9 +117,21 @@ pub struct ClientLink {
     last_progress: Option<f64>,
     progress_budget: RateLimit,
     log_budget: RateLimit,
+    notifier: Option<Notifier>,
 }
 
 impl ClientLink {
+    /// Takes the call's notification sender, if it sent any notification.
+    pub fn take_notifier(&mut self) -> Option<Notifier> {
+        self.notifier.take()
+    }
+
+    fn notify(&mut self, note: Note) {
+        let Some(peer) = &self.peer else { return };
+        let notifier = self.notifier.get_or_insert_with(|| Notifier::start(peer.clone()));
+        let _ = notifier.queue.send(note);
+    }
+
     /// A link for a call made by a client session.
     pub fn new(
         peer: Peer<RoleServer>,
@@ -93,6 +149,7 @@ impl ClientLink {
             last_progress: None,
             progress_budget: RateLimit::new(20, 20.0),
             log_budget: RateLimit::new(50, 50.0),
+            notifier: None,
         }
     }
 
@@ -107,6 +164,7 @@ impl ClientLink {
             last_progress: None,
             progress_budget: RateLimit::new(0, 0.0),
             log_budget: RateLimit::new(0, 0.0),
+            notifier: None,
         }
     }
 
@@ -250,15 +308,18 @@ impl client::Host for CallState {
         }
         let level = mcp_level(level);
         let link = &mut self.client;
-        let Some(peer) = &link.peer else { return Ok(()) };
-        if self.cancellation.is_cancelled() || !link.session.lets_through(level) || !link.log_budget.allow() {
+        if link.peer.is_none()
+            || self.cancellation.is_cancelled()
+            || !link.session.lets_through(level)
+            || !link.log_budget.allow()
+        {
             return Ok(());
         }
         // Data the guest claims is JSON but is not goes out as a string.
         let data = serde_json::from_str(&data).unwrap_or(Value::String(data));
         let mut message = LoggingMessageNotificationParam::new(level, data);
         message.logger = logger;
-        let _ = peer.notify_logging_message(message).await;
+        link.notify(Note::Log(message));
         Ok(())
     }
 
@@ -269,7 +330,7 @@ impl client::Host for CallState {
         message: Option<String>,
     ) -> wasmtime::Result<()> {
         let link = &mut self.client;
-        let (Some(peer), Some(token)) = (&link.peer, &link.progress_token) else { return Ok(()) };
+        let (Some(_), Some(token)) = (&link.peer, &link.progress_token) else { return Ok(()) };
         if self.cancellation.is_cancelled() || !progress.is_finite() {
             return Ok(());
         }
@@ -290,7 +351,7 @@ impl client::Host for CallState {
         if let Some(message) = message {
             note = note.with_message(message);
         }
-        let _ = peer.notify_progress(note).await;
+        link.notify(Note::Progress(note));
         Ok(())
     }
 

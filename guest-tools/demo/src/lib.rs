@@ -58,7 +58,11 @@ impl Guest for Demo {
                     "type": "object",
                     "properties": {
                         "steps": { "type": "integer", "minimum": 0, "maximum": 100000, "default": 50 },
-                        "step_ms": { "type": "integer", "minimum": 0, "maximum": 60000, "default": 20 }
+                        "step_ms": { "type": "integer", "minimum": 0, "maximum": 60000, "default": 20 },
+                        "quiet": {
+                            "type": "boolean", "default": false,
+                            "description": "Report no progress and log nothing (benchmarks compare both)"
+                        }
                     },
                     "additionalProperties": false
                 }),
@@ -185,6 +189,7 @@ impl Guest for Demo {
 fn countdown(args: &Value, cancelled: &Cancelled) -> Result<CallResult, CallError> {
     let steps = args["steps"].as_u64().unwrap_or(50);
     let step = Duration::from_millis(args["step_ms"].as_u64().unwrap_or(20));
+    let quiet = args["quiet"].as_bool().unwrap_or(false);
     for left in (1..=steps).rev() {
         if cancelled.is_cancelled() {
             return Err(CallError::Cancelled);
@@ -192,10 +197,18 @@ fn countdown(args: &Value, cancelled: &Cancelled) -> Result<CallResult, CallErro
         // Goes to the host's stderr, never to the MCP stream.
         println!("countdown: {left}");
         std::thread::sleep(step);
-        let done = (steps - left + 1) as f64;
-        client::progress(done, Some(steps as f64), Some(&format!("{left} to go")));
+        if !quiet {
+            let done = (steps - left + 1) as f64;
+            client::progress(done, Some(steps as f64), Some(&format!("{left} to go")));
+        }
     }
-    client::log(LogLevel::Info, Some("countdown"), &json!(format!("counted down from {steps}")).to_string());
+    if !quiet {
+        client::log(
+            LogLevel::Info,
+            Some("countdown"),
+            &json!(format!("counted down from {steps}")).to_string(),
+        );
+    }
     Ok(text(&format!("counted down from {steps}")))
 }
 
