@@ -260,6 +260,64 @@ mod tests {
         assert!(err.contains("not a WebAssembly file"), "{err}");
     }
 
+    fn tool_spec(output_schema: Option<&str>) -> ToolSpec {
+        ToolSpec::from_info(ToolInfo {
+            name: "t".into(),
+            title: None,
+            description: Some("d".into()),
+            input_schema: r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#
+                .into(),
+            output_schema: output_schema.map(Into::into),
+            annotations: Annotations {
+                read_only: None,
+                destructive: None,
+                idempotent: None,
+                open_world: None,
+            },
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_input_schema_naming_the_field() {
+        let spec = tool_spec(None);
+        assert!(spec.check_arguments(&serde_json::json!({ "n": 1 })).is_ok());
+        let errors = spec.check_arguments(&serde_json::json!({ "n": "one" })).unwrap_err();
+        assert!(errors[0].starts_with("/n: "), "{errors:?}");
+    }
+
+    #[test]
+    fn structured_content_must_match_a_declared_output_schema() {
+        let spec =
+            tool_spec(Some(r#"{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}"#));
+        assert!(spec.check_output(Some(&serde_json::json!({ "sum": 3 }))).is_ok());
+        let problem = spec.check_output(Some(&serde_json::json!({ "sum": "three" }))).unwrap_err();
+        assert!(problem.contains("/sum"), "{problem}");
+        assert!(spec.check_output(None).unwrap_err().contains("no structured content"));
+        // No output schema: anything goes.
+        assert!(tool_spec(None).check_output(None).is_ok());
+    }
+
+    #[test]
+    fn schemas_that_are_not_object_schemas_are_refused() {
+        let mut info = ToolInfo {
+            name: "t".into(),
+            title: None,
+            description: None,
+            input_schema: r#"{"type":"string"}"#.into(),
+            output_schema: None,
+            annotations: Annotations {
+                read_only: None,
+                destructive: None,
+                idempotent: None,
+                open_world: None,
+            },
+        };
+        assert!(ToolSpec::from_info(info.clone()).is_err());
+        info.input_schema = "{not json".into();
+        assert!(ToolSpec::from_info(info).is_err());
+    }
+
     #[test]
     fn tool_names_follow_the_mcp_alphabet() {
         assert!(is_valid_tool_name("echo"));

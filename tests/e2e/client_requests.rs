@@ -124,3 +124,14 @@ async fn tool_logs_reach_the_client_at_or_above_its_level() {
     host.call("countdown", json!({ "steps": 1, "step_ms": 0 })).await.unwrap();
     assert_eq!(logs(&host), 1, "info is below the client's warning level");
 }
+
+#[tokio::test]
+async fn a_mode_the_client_did_not_declare_is_never_used() {
+    // The test client declares form elicitation only: URL mode is refused
+    // inside the host, and the client never sees a request.
+    let host = Host::start(Start::new("demo", &[])).await;
+    let result = host.call("sign_in", json!({})).await.unwrap();
+    assert_eq!(text_of(&result), "this client cannot open URLs for the user");
+    let asked = host.test_client.events.all().iter().filter(|e| e.starts_with("elicit")).count();
+    assert_eq!(asked, 0);
+}

@@ -9,6 +9,7 @@
 //! - `spin`: ignores cancellation and computes forever;
 //! - `stall`: ignores cancellation and sleeps for an hour in a host call;
 //! - `survey`: asks the user `questions` questions in a row (elicitation);
+//! - `sign_in`: sends the user to a URL (URL-mode elicitation);
 //! - `compute`: a tight loop, for measuring fuel and epoch overhead;
 //! - `allocate`: allocates memory, for the memory limit.
 //!
@@ -102,6 +103,17 @@ impl Guest for Demo {
                 hints(true, false),
             ),
             tool(
+                "sign_in",
+                "Sends the user to a sign-in page (URL-mode elicitation) and reports what happened.",
+                json!({
+                    "type": "object",
+                    "properties": { "url": { "type": "string", "default": "https://example.com/sign-in" } },
+                    "additionalProperties": false
+                }),
+                None,
+                hints(true, false),
+            ),
+            tool(
                 "compute",
                 "Runs a tight integer loop for `iterations` rounds and returns the result (a CPU benchmark).",
                 json!({
@@ -161,6 +173,19 @@ impl Guest for Demo {
                 Ok(text("stall woke up after an hour"))
             }
             "survey" => survey(&args, &cancelled),
+            "sign_in" => {
+                let url = args["url"].as_str().unwrap_or("https://example.com/sign-in");
+                Ok(text(&match client::elicit_url("Please sign in to continue", url) {
+                    Ok(ElicitResponse::Accept(_)) => "signed in".to_string(),
+                    Ok(ElicitResponse::Decline | ElicitResponse::Cancel) => {
+                        "the user did not sign in".to_string()
+                    }
+                    Err(RequestError::Unsupported) => "this client cannot open URLs for the user".to_string(),
+                    Err(RequestError::Cancelled) => return Err(CallError::Cancelled),
+                    Err(RequestError::TimedOut) => "no answer in time".to_string(),
+                    Err(RequestError::Failed(why)) => format!("sign-in failed: {why}"),
+                }))
+            }
             "compute" => {
                 let iterations = args["iterations"].as_u64().unwrap_or(0);
                 let mut x: u64 = 1;
