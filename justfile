@@ -46,6 +46,12 @@ test: (setup "--with-node") build guests lint
     .tools/py/bin/python -m pytest tests/py -q
     tests/conformance/run.sh
 
+# The cancel storm at soak size: 10 000 calls cancelled at random moments,
+# then checks nothing leaked (responses, cleanups, stores, open requests,
+# resident memory within 10 %). The test suite runs a 300-call version.
+soak calls="10000": build guests
+    STORM_CALLS={{calls}} cargo test --release -p mcp-wasm-host --test e2e storm -- --nocapture
+
 # The official MCP conformance suite against --http (guest-tools/everything).
 conformance: (setup "--with-node") build guests
     tests/conformance/run.sh

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Engine, Trap};
 
@@ -54,6 +55,11 @@ pub struct CallRunner {
     shutdown: CancellationToken,
     stats: Arc<Stats>,
     next_call: AtomicU64,
+    /// One permit per call allowed to run at once (`--max-concurrent-calls`).
+    /// The engine's instance pool is sized for twice this plus one, so a
+    /// call's cleanup (and a store still being reset in the background)
+    /// always finds a free slot.
+    slots: Semaphore,
 }
 
 /// Which call this is: its component, id and stop signal.
@@ -71,6 +77,8 @@ struct GuestEnd {
     needs_cleanup: Option<StopReason>,
     /// Whether the host had to stop the guest (it did not return in the grace period).
     forced: bool,
+    /// Log records and progress reports the rate limits dropped.
+    dropped_notes: u64,
 }
 
 /// What the guest's `tool.call` came back with, before classification.
@@ -82,6 +90,7 @@ impl CallRunner {
         engine: Engine,
         grants: Grants,
         limits: CallLimits,
+        max_concurrent_calls: usize,
         shutdown: CancellationToken,
         stats: Arc<Stats>,
     ) -> Self {
@@ -91,7 +100,8 @@ impl CallRunner {
             shutdown_signal.cancelled().await;
             engine_for_shutdown.increment_epoch();
         });
-        Self { engine, grants, limits, shutdown, stats, next_call: AtomicU64::new(1) }
+        let slots = Semaphore::new(max_concurrent_calls);
+        Self { engine, grants, limits, shutdown, stats, next_call: AtomicU64::new(1), slots }
     }
 
     /// The limits every call gets.
@@ -117,6 +127,15 @@ impl CallRunner {
     ) -> CallOutcome {
         let _live = self.stats.call();
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
+        // Past --max-concurrent-calls, a call waits its turn (still cancellable).
+        let _slot = tokio::select! {
+            slot = self.slots.acquire() => slot.expect("the call semaphore is never closed"),
+            () = client_cancel.cancelled() => {
+                tracing::info!(call_id = &*call_id, tool, outcome = "stopped", stop_reason = "client-cancelled", "call ended before it started");
+                return CallOutcome::Stopped(StopReason::ClientCancelled);
+            }
+            () = self.shutdown.cancelled() => return CallOutcome::Stopped(StopReason::Shutdown),
+        };
         let started = Instant::now();
         let cancellation = CallCancellation::new();
         let stop = StopSignals {
@@ -128,7 +147,7 @@ impl CallRunner {
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
-        let GuestEnd { outcome, needs_cleanup, forced } =
+        let GuestEnd { outcome, needs_cleanup, forced, dropped_notes } =
             self.run_guest(&call, tool, arguments, stop, client).await;
 
         let cleanup = match needs_cleanup {
@@ -142,6 +161,7 @@ impl CallRunner {
             outcome = outcome.label(),
             stop_reason = cancellation.reason().map(StopReason::as_str),
             forced,
+            dropped_notes,
             stop_ms,
             cleanup = cleanup.map(CleanupOutcome::label),
             elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
@@ -172,7 +192,7 @@ impl CallRunner {
             Ok(store) => store,
             Err(err) => {
                 let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
-                return GuestEnd { outcome, needs_cleanup: None, forced: false };
+                return GuestEnd { outcome, needs_cleanup: None, forced: false, dropped_notes: 0 };
             }
         };
         let store_live = self.stats.store();
@@ -189,6 +209,7 @@ impl CallRunner {
             // The guest future is dropped here: a guest still running is stopped.
         };
         let memory_hit = store.data().memory.was_hit();
+        let dropped_notes = store.data().client.dropped();
         let returned_normally = matches!(result, Some(Ok(_))) && cancellation.reason().is_none();
         // Progress and log notifications precede the result; a stopped call
         // sends none after the stop.
@@ -216,12 +237,16 @@ impl CallRunner {
             }
             // Returned a result or its own error — even if a cancel arrived
             // meanwhile, it finished and released what it held: no cleanup.
+            (Some(Ok(Ok(result))), _) if output_size(&result) > self.limits.max_output => {
+                let size = output_size(&result);
+                (CallOutcome::LimitHit(LimitHit::Output(size, self.limits.max_output)), None)
+            }
             (Some(Ok(returned)), _) => (CallOutcome::Returned(returned), None),
             (Some(Err(trap)), None) => {
                 (self.classify_trap(&trap, memory_hit), Some(StopReason::LimitExceeded))
             }
         };
-        GuestEnd { outcome, needs_cleanup, forced }
+        GuestEnd { outcome, needs_cleanup, forced, dropped_notes }
     }
 
     fn stopped(&self, reason: StopReason) -> CallOutcome {
@@ -240,6 +265,11 @@ impl CallRunner {
                 CallOutcome::LimitHit(LimitHit::Fuel(self.limits.fuel.unwrap_or(u64::MAX)))
             }
             Some(Trap::StackOverflow) => CallOutcome::LimitHit(LimitHit::Stack),
+            // A Rust tool's stack grows down towards address 0, so overflowing
+            // it usually shows up as this rather than as a stack overflow.
+            Some(Trap::MemoryOutOfBounds) => CallOutcome::Crashed(
+                "wasm trap: out of bounds memory access (also how a Rust tool's stack overflow ends)".into(),
+            ),
             Some(Trap::UnreachableCodeReached) => CallOutcome::Crashed(
                 "it panicked or aborted (wasm `unreachable`); the host's stderr shows what the tool printed"
                     .into(),
@@ -305,6 +335,25 @@ impl CallRunner {
             }
         }
     }
+}
+
+/// The bytes a result carries to the client, before encoding.
+fn output_size(result: &CallResult) -> usize {
+    use crate::bindings::types::{Content, ResourceBody};
+    let content: usize = result
+        .content
+        .iter()
+        .map(|block| match block {
+            Content::Text(text) => text.len(),
+            Content::Image(media) | Content::Audio(media) => media.data.len(),
+            Content::Embedded(resource) => match &resource.body {
+                ResourceBody::Text(text) => text.len(),
+                ResourceBody::Blob(bytes) => bytes.len(),
+            },
+            Content::ResourceLink(link) => link.uri.len() + link.name.len(),
+        })
+        .sum();
+    content + result.structured_content.as_ref().map_or(0, String::len)
 }
 
 /// What can stop a call, besides the guest returning.

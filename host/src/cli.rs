@@ -71,6 +71,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_bytes)]
     pub max_memory: usize,
 
+    /// Largest result a call may return (text, media and structured content
+    /// together); a larger one becomes an isError result naming the limit.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_bytes)]
+    pub max_output: usize,
+
     /// Wasm stack per call (e.g. 512KiB).
     #[arg(long, value_name = "SIZE", default_value = "512KiB", value_parser = parse_bytes)]
     pub max_stack: usize,
@@ -94,7 +99,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub elicitation_timeout: Duration,
 
-    /// Calls that may run at once; further calls get an isError result.
+    /// Calls that may run at once; further calls wait for a free slot.
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_concurrent_calls: u32,
 

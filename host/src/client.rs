@@ -118,9 +118,16 @@ pub struct ClientLink {
     progress_budget: RateLimit,
     log_budget: RateLimit,
     notifier: Option<Notifier>,
+    /// Log records and progress reports dropped by the rate limits.
+    dropped: u64,
 }
 
 impl ClientLink {
+    /// How many log records and progress reports the rate limits dropped.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
     /// Takes the call's notification sender, if it sent any notification.
     pub fn take_notifier(&mut self) -> Option<Notifier> {
         self.notifier.take()
@@ -150,6 +157,7 @@ impl ClientLink {
             progress_budget: RateLimit::new(20, 20.0),
             log_budget: RateLimit::new(50, 50.0),
             notifier: None,
+            dropped: 0,
         }
     }
 
@@ -163,8 +171,10 @@ impl ClientLink {
             stats,
             last_progress: None,
             progress_budget: RateLimit::new(0, 0.0),
-            log_budget: RateLimit::new(0, 0.0),
+            // Listing and cleanup still get to log to stderr, within reason.
+            log_budget: RateLimit::new(50, 50.0),
             notifier: None,
+            dropped: 0,
         }
     }
 
@@ -296,6 +306,12 @@ impl types::Host for CallState {}
 
 impl client::Host for CallState {
     async fn log(&mut self, level: LogLevel, logger: Option<String>, data: String) -> wasmtime::Result<()> {
+        // One budget for both destinations: a flooding tool must not flood
+        // the host's stderr either.
+        if !self.client.log_budget.allow() {
+            self.client.dropped += 1;
+            return Ok(());
+        }
         let call_id = &*self.call_id;
         let name = logger.as_deref().unwrap_or("tool");
         match level {
@@ -308,11 +324,7 @@ impl client::Host for CallState {
         }
         let level = mcp_level(level);
         let link = &mut self.client;
-        if link.peer.is_none()
-            || self.cancellation.is_cancelled()
-            || !link.session.lets_through(level)
-            || !link.log_budget.allow()
-        {
+        if link.peer.is_none() || self.cancellation.is_cancelled() || !link.session.lets_through(level) {
             return Ok(());
         }
         // Data the guest claims is JSON but is not goes out as a string.
@@ -341,6 +353,7 @@ impl client::Host for CallState {
         let done = total.is_some_and(|total| progress >= total);
         // The final report always goes out; the ones before it may be thinned.
         if !done && !link.progress_budget.allow() {
+            link.dropped += 1;
             return Ok(());
         }
         link.last_progress = Some(progress);

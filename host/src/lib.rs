@@ -65,6 +65,7 @@ pub async fn build_server(
         cancel_grace: args.cancel_grace,
         cleanup_fuel: args.cleanup_fuel,
         cleanup_timeout: args.cleanup_timeout,
+        max_output: args.max_output,
     };
     let engine = build_engine(&EngineSettings {
         max_memory: args.max_memory,
@@ -80,7 +81,8 @@ pub async fn build_server(
     for path in &args.components {
         components.push(ToolComponent::load(path, &engine, &linker, &cache).await?);
     }
-    let runner = CallRunner::new(engine, grants, limits, shutdown, stats);
+    let runner =
+        CallRunner::new(engine, grants, limits, args.max_concurrent_calls.max(1) as usize, shutdown, stats);
     ToolServer::new(components, runner, args.elicitation_timeout)
 }
 
@@ -176,6 +178,7 @@ pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
         fuel: 0,
         timeout: Duration::from_secs(60),
         max_memory: 256 << 20,
+        max_output: 16 << 20,
         max_stack: 512 << 10,
         cancel_grace: Duration::ZERO,
         cleanup_timeout: Duration::from_millis(500),

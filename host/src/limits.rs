@@ -21,6 +21,8 @@ pub struct CallLimits {
     pub cleanup_fuel: u64,
     /// Wall-clock time for the `cleanup` export.
     pub cleanup_timeout: Duration,
+    /// Bytes a result may carry (content and structured content together).
+    pub max_output: usize,
 }
 
 impl Default for CallLimits {
@@ -32,6 +34,7 @@ impl Default for CallLimits {
             cancel_grace: Duration::from_millis(100),
             cleanup_fuel: 100_000_000,
             cleanup_timeout: Duration::from_millis(500),
+            max_output: 16 << 20,
         }
     }
 }
@@ -47,6 +50,8 @@ pub enum LimitHit {
     Memory(usize),
     /// It overflowed the wasm stack (`--max-stack`).
     Stack,
+    /// Its result was larger than `--max-output` (the size it had, the limit).
+    Output(usize, usize),
 }
 
 impl fmt::Display for LimitHit {
@@ -60,6 +65,12 @@ impl fmt::Display for LimitHit {
                 write!(f, "it exceeded its memory limit of {} (--max-memory)", HumanBytes(*bytes))
             }
             LimitHit::Stack => write!(f, "it overflowed its stack (--max-stack)"),
+            LimitHit::Output(size, limit) => write!(
+                f,
+                "its result of {} is larger than its output limit of {} (--max-output)",
+                HumanBytes(*size),
+                HumanBytes(*limit)
+            ),
         }
     }
 }

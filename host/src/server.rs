@@ -21,6 +21,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::bindings::types::CallError;
 use crate::call::{CallOutcome, CallRunner};
@@ -208,8 +209,14 @@ impl ServerHandler for ToolServer {
             self.inner.request_timeout,
             self.inner.runner.stats().clone(),
         );
-        let outcome =
-            self.inner.runner.run(component, name, &arguments.to_string(), context.ct.clone(), client).await;
+        // Every log line of the call carries the JSON-RPC id the client knows it by.
+        let span = tracing::info_span!("tools/call", request = %context.id);
+        let outcome = self
+            .inner
+            .runner
+            .run(component, name, &arguments.to_string(), context.ct.clone(), client)
+            .instrument(span)
+            .await;
         let response = to_response(name, outcome)?;
         Ok(check_output(spec, response))
     }

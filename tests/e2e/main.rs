@@ -6,6 +6,8 @@ mod harness;
 
 mod cancel;
 mod client_requests;
+mod hostile;
 mod lifecycle;
 mod limits;
+mod storm;
 mod tools;

@@ -1,0 +1,144 @@
+//! Hostile guests: each misbehaviour gets a clear error, the host survives,
+//! a call running at the same time is unaffected and the next call is served.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Host, Start, guest, no_args, text_of};
+
+/// The hostile component beside the demo (for well-behaved neighbour calls).
+fn hostile(extra: &[&str]) -> Start {
+    let mut start = Start::new("hostile", extra);
+    start.args.extend(["--component".to_string(), guest("demo").display().to_string()]);
+    start
+}
+
+/// Runs `tool` while a well-behaved call runs beside it; returns the hostile
+/// call's error text after checking the neighbour and the next call are fine.
+async fn survive(host: &Host, tool: &str, args: Value) -> String {
+    let neighbour = host.client.peer().call_tool({
+        let mut p = rmcp::model::CallToolRequestParams::new("countdown");
+        p.arguments = json!({ "steps": 5, "step_ms": 10 }).as_object().cloned();
+        p
+    });
+    let (hostile, neighbour) = tokio::join!(host.call(tool, args), neighbour);
+    let hostile = hostile.expect("the hostile call gets a result, not a protocol error");
+    assert_eq!(text_of(&neighbour.unwrap()), "counted down from 5", "the neighbour call is unaffected");
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert_eq!(text_of(&next), "next", "the next call is served");
+    assert_eq!(hostile.is_error, Some(true), "{hostile:?}");
+    text_of(&hostile)
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_memory_limit() {
+    let host = Host::start(hostile(&["--max-memory", "64MiB"])).await;
+    let message = survive(&host, "memory_bomb", no_args()).await;
+    assert!(message.contains("memory limit of 64 MiB (--max-memory)"), "{message}");
+}
+
+#[tokio::test]
+async fn endless_recursion_is_stopped() {
+    let host = Host::start(hostile(&[])).await;
+    let message = survive(&host, "recurse", no_args()).await;
+    assert!(message.contains("stack"), "{message}");
+}
+
+#[tokio::test]
+async fn a_panic_is_reported_as_a_crash() {
+    let host = Host::start(hostile(&[])).await;
+    let message = survive(&host, "panic", no_args()).await;
+    assert!(message.contains("tool `panic` crashed") && message.contains("panicked"), "{message}");
+    host.stderr.wait_for("the guest's panic message on stderr", |l| l.contains("hostile tool panics")).await;
+}
+
+#[tokio::test]
+async fn a_huge_result_is_refused_at_the_output_cap() {
+    let host = Host::start(hostile(&["--max-output", "1MiB"])).await;
+    let message = survive(&host, "huge_output", json!({ "mib": 8 })).await;
+    assert!(message.contains("8 MiB is larger than its output limit of 1 MiB (--max-output)"), "{message}");
+}
+
+#[tokio::test]
+async fn malformed_structured_content_is_an_error_naming_the_tool() {
+    let host = Host::start(hostile(&[])).await;
+    let message = survive(&host, "bad_json", no_args()).await;
+    assert!(message.contains("tool `bad_json`") && message.contains("not valid JSON"), "{message}");
+}
+
+#[tokio::test]
+async fn floods_of_logs_and_progress_are_thinned() {
+    let host = Host::start(hostile(&[])).await;
+    // rmcp's client puts a progress token on every request, so both floods
+    // would reach it unthrottled.
+    let logs = host.call("log_flood", no_args()).await.unwrap();
+    assert_eq!(text_of(&logs), "flooded the log");
+    let progress = host.call("progress_flood", no_args()).await.unwrap();
+    assert_eq!(text_of(&progress), "flooded progress");
+    let events = host.test_client.events.all();
+    let logs = events.iter().filter(|e| e.starts_with("log")).count();
+    let progress = events.iter().filter(|e| e.starts_with("progress")).count();
+    assert!(logs <= 100, "{logs} of 100 000 log records reached the client");
+    assert!(progress <= 100, "{progress} of 100 000 progress reports reached the client");
+    let ended = host.call_ended("log_flood").await;
+    assert!(ended.contains("dropped_notes="), "{ended}");
+    let stderr_lines = host.stderr.all().iter().filter(|l| l.contains("flood ")).count();
+    assert!(stderr_lines <= 100, "{stderr_lines} flood lines reached the host's stderr");
+}
+
+#[tokio::test]
+async fn files_outside_the_grant_are_out_of_reach() {
+    let granted = tempfile::tempdir().unwrap();
+    std::fs::write(granted.path().join("ok.txt"), "fine").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", granted.path().join("escape")).unwrap();
+    let grant = format!("{}::/data", granted.path().display());
+    let host = Host::start(hostile(&["--dir", &grant])).await;
+    let read = |path: &str| {
+        let path = path.to_string();
+        let host = &host;
+        async move { text_of(&host.call("read_file", json!({ "path": path })).await.unwrap()) }
+    };
+    assert_eq!(read("/data/ok.txt").await, "read 4 bytes");
+    for outside in ["/etc/passwd", "/data/../etc/passwd", "/data/escape", "../etc/passwd"] {
+        let answer = read(outside).await;
+        assert!(answer.starts_with("refused"), "{outside}: {answer}");
+    }
+}
+
+#[tokio::test]
+async fn only_granted_environment_variables_are_visible() {
+    let host = Host::start(hostile(&["--env", "ONLY_THIS=1"])).await;
+    let env = host.call("list_env", no_args()).await.unwrap();
+    assert_eq!(text_of(&env), "ONLY_THIS=1");
+}
+
+#[tokio::test]
+async fn a_cleanup_that_traps_is_logged_and_the_host_carries_on() {
+    let host = Host::start(hostile(&["--timeout", "200ms"])).await;
+    let message = survive(&host, "trap_in_cleanup", no_args()).await;
+    assert!(message.contains("--timeout"), "{message}");
+    let ended = host.call_ended("trap_in_cleanup").await;
+    assert!(ended.contains("cleanup=\"failed\""), "{ended}");
+    host.stderr.wait_for("the cleanup trap in the log", |l| l.contains("cleanup trapped")).await;
+}
+
+#[tokio::test]
+async fn a_cleanup_that_never_returns_is_stopped() {
+    // No fuel metering, so only the cleanup's deadline can stop it (with
+    // fuel, --cleanup-fuel usually stops it first, as a trap).
+    let host = Host::start(hostile(&[
+        "--fuel",
+        "0",
+        "--timeout",
+        "200ms",
+        "--cleanup-timeout",
+        "200ms",
+        "--env",
+        "HOSTILE_CLEANUP=loop",
+    ]))
+    .await;
+    let message = survive(&host, "loop_in_cleanup", no_args()).await;
+    assert!(message.contains("--timeout"), "{message}");
+    let ended = host.call_ended("loop_in_cleanup").await;
+    assert!(ended.contains("cleanup=\"failed\""), "{ended}");
+    host.stderr.wait_for("the stopped cleanup in the log", |l| l.contains("cleanup did not finish")).await;
+}

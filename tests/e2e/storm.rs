@@ -1,0 +1,192 @@
+//! A cancel storm: many calls, cancelled at random moments — before they
+//! start, while they compute, while they sleep in a host call, while they
+//! wait on a question, and racing their own completion. Afterwards every
+//! request got exactly one of (a response, a stop with cleanup), and the host
+//! holds nothing. `STORM_CALLS` scales it (`just soak` runs 10 000).
+
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use rmcp::model::ReadResourceRequestParams;
+use serde_json::{Value, json};
+
+use crate::harness::{Host, PATIENCE, Start, files_in};
+
+/// A small deterministic generator, so a failing storm can be replayed.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+async fn status(host: &Host) -> Value {
+    let read =
+        host.client.peer().read_resource(ReadResourceRequestParams::new("mcp-wasm-host://status")).await;
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.unwrap().contents[0] else {
+        panic!("status is text")
+    };
+    serde_json::from_str(text).unwrap()
+}
+
+/// The JSON-RPC id in a `tools/call{request=ID}: ...` log line.
+fn request_id(line: &str) -> String {
+    let start = line.find("request=").expect("call lines carry the request id") + "request=".len();
+    line[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '"').collect()
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_cancel_storm_leaves_nothing_behind() {
+    let calls: u64 = std::env::var("STORM_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let locks = tempfile::tempdir().unwrap();
+    let dir = locks.path().display().to_string();
+    let host = Host::start(
+        Start::new("demo", &["--dir", &dir, "--cancel-grace", "20ms"]).log("mcp_wasm_host=info,warn"),
+    )
+    .await;
+    let pid = host.child.id().unwrap();
+    // Warm up, then take the resident size the storm must come back to.
+    for _ in 0..50 {
+        host.call("echo", json!({ "text": "warm" })).await.unwrap();
+    }
+    let rss_before = rss_kib(pid);
+
+    let mut rng = Lcg(0x5eed);
+    let rss_before = if calls >= 5_000 {
+        // A soak compares memory after the storm with memory after a short
+        // storm: the pooling allocator keeps each used slot's memory resident,
+        // so the first storm grows the process to its working size.
+        storm(&host, &mut rng, 3_000).await;
+        wait_idle(&host).await;
+        rss_kib(pid)
+    } else {
+        rss_before
+    };
+    let warm_calls = count_ended(&host);
+    let cleanups_before = status(&host).await["cleanups_total"].as_u64().unwrap();
+    // In chunks, so a soak shows how resident memory moves.
+    let mut left = calls;
+    while left > 0 {
+        let chunk = left.min(2_000);
+        storm(&host, &mut rng, chunk).await;
+        left -= chunk;
+        if calls >= 5_000 {
+            eprintln!("storm: {} calls done, rss {} KiB", calls - left, rss_kib(pid));
+        }
+    }
+    let idle = wait_idle(&host).await;
+
+    let log = host.stderr.all();
+    let ended: Vec<&String> =
+        log.iter().filter(|l| l.contains("call ended")).skip(warm_calls as usize).collect();
+    let storm_ended = ended.len() as u64;
+    assert_eq!(storm_ended, calls, "every storm call ended exactly once");
+    // Stopped: cancelled before it returned (a call that returned within the
+    // grace period after its cancel has finished, and owes no cleanup).
+    let stopped: Vec<&&String> = ended.iter().filter(|l| l.contains("outcome=\"stopped\"")).collect();
+    for line in &stopped {
+        assert!(line.contains("stop_reason=\"client-cancelled\""), "{line}");
+    }
+    // A request the host stopped got no response. (One that finished before
+    // its cancel was seen may or may not have: rmcp drops the response of a
+    // request it knows is cancelled, as the spec asks.)
+    let answered: std::collections::HashSet<String> = host
+        .wire
+        .all()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m.get("method").is_none())
+        .filter_map(|m| m.get("id").map(|id| id.to_string()))
+        .collect();
+    for line in &stopped {
+        let id = request_id(line);
+        assert!(!answered.contains(&id), "request {id} was stopped yet answered: {line}");
+    }
+    // Cleanup ran exactly once for every stopped call that had started (one
+    // cancelled while waiting for a free slot never ran), and finished.
+    let stopped: Vec<&&String> = stopped.into_iter().filter(|l| !l.contains("before it started")).collect();
+    for line in &stopped {
+        let call_id = line.split("call_id=").nth(1).and_then(|rest| rest.split(' ').next()).unwrap_or("?");
+        let about: Vec<&String> = log.iter().filter(|l| l.contains(call_id)).collect();
+        assert!(line.contains("cleanup=\"done\""), "{about:#?}");
+    }
+    assert_eq!(idle["cleanups_total"].as_u64().unwrap() - cleanups_before, stopped.len() as u64);
+    assert!(files_in(locks.path()).is_empty(), "locks left: {:?}", files_in(locks.path()));
+    host.assert_clean_stdout();
+
+    let rss_after = rss_kib(pid);
+    eprintln!("storm: {calls} calls, {} stopped, rss {rss_before} KiB -> {rss_after} KiB", stopped.len());
+    if calls >= 5_000 {
+        assert!(
+            rss_after <= rss_before + rss_before / 10,
+            "resident memory grew: {rss_before} -> {rss_after} KiB"
+        );
+    }
+}
+
+/// Starts `calls` calls (16 at a time) and cancels each at a random moment.
+async fn storm(host: &Host, rng: &mut Lcg, calls: u64) {
+    let plan: Vec<(&str, Value, u64)> = (0..calls)
+        .map(|_| {
+            let pick = match std::env::var("STORM_ONLY").ok().as_deref() {
+                Some("echo") => 0,
+                Some("countdown") => 1,
+                Some("spin") => 2,
+                Some("stall") => 3,
+                Some("survey") => 4,
+                Some("wait_for_cancel") => 5,
+                _ => rng.next(6),
+            };
+            let (tool, args) = match pick {
+                0 => ("echo", json!({ "text": "storm" })),
+                1 => ("countdown", json!({ "steps": 3, "step_ms": 2, "quiet": true })),
+                2 => ("spin", json!({})),
+                3 => ("stall", json!({})),
+                4 => ("survey", json!({ "questions": 2 })),
+                _ => ("wait_for_cancel", json!({})),
+            };
+            // Cancel right away (before it starts), soon, later; spin, stall
+            // and wait_for_cancel never finish, so they are always cancelled.
+            let delay_us = [0, 200, 1_000, 5_000][rng.next(4) as usize];
+            (tool, args, delay_us)
+        })
+        .collect();
+
+    let storm = futures_util::stream::iter(plan).map(|(tool, args, delay_us)| async move {
+        let call = host.start_call(tool, args).await;
+        tokio::time::sleep(Duration::from_micros(delay_us)).await;
+        call.cancel(Some("storm".into())).await.unwrap();
+    });
+    tokio::time::timeout(PATIENCE * 6, storm.buffer_unordered(16).collect::<Vec<()>>())
+        .await
+        .expect("the storm finished");
+}
+
+/// Waits until no call, store or client request is live; returns the status.
+async fn wait_idle(host: &Host) -> Value {
+    let idle = async {
+        loop {
+            let now = status(host).await;
+            if now["live_calls"] == 0 && now["live_stores"] == 0 && now["open_client_requests"] == 0 {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, idle).await.expect("the host went idle after the storm")
+}
+
+fn count_ended(host: &Host) -> u64 {
+    host.stderr.all().iter().filter(|l| l.contains("call ended")).count() as u64
+}
