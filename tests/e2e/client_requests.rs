@@ -2,41 +2,12 @@
 //! question never outlives its call: cancelling the call withdraws the open
 //! question from the client, and nothing is left open afterwards.
 
-use std::time::Duration;
-
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
-use rmcp::model::{NumberOrString, ProgressToken, ReadResourceRequestParams, RequestMetaObject};
-use serde_json::{Value, json};
+use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject};
+use serde_json::json;
 
-use crate::harness::{Host, PATIENCE, Start, text_of};
-
-/// Reads the host's status resource.
-async fn status(host: &Host) -> Value {
-    let read =
-        host.client.peer().read_resource(ReadResourceRequestParams::new("mcp-wasm-host://status")).await;
-    let read = read.expect("reading the status resource");
-    let text = match &read.contents[0] {
-        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        other => panic!("status is text, got {other:?}"),
-    };
-    serde_json::from_str(&text).unwrap()
-}
-
-/// Waits until no call, store or client request is live.
-async fn wait_until_idle(host: &Host) -> Value {
-    let wait = async {
-        loop {
-            let now = status(host).await;
-            if now["live_calls"] == 0 && now["live_stores"] == 0 && now["open_client_requests"] == 0 {
-                return now;
-            }
-            // The last store is reset in the background after its call answers.
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(PATIENCE, wait).await.expect("the host went back to idle")
-}
+use crate::harness::{Host, Start, text_of};
 
 #[tokio::test]
 async fn cancelling_a_call_withdraws_its_open_question_and_later_questions_still_work() {
@@ -48,7 +19,7 @@ async fn cancelling_a_call_withdraws_its_open_question_and_later_questions_still
     let survey = host.start_call("survey", json!({ "questions": 5 })).await;
     let survey_id = survey.id.clone();
     events.wait_for("the third question", |e| e.starts_with("elicit 3:")).await;
-    assert_eq!(status(&host).await["open_client_requests"], 1);
+    assert_eq!(host.status().await["open_client_requests"], 1);
 
     // The user gives up on the call: the client is told the question is gone.
     survey.cancel(Some("user gave up".into())).await.unwrap();
@@ -63,7 +34,7 @@ async fn cancelling_a_call_withdraws_its_open_question_and_later_questions_still
     assert_eq!(next.is_error, Some(false), "{next:?}");
     assert_eq!(text_of(&next), "answer 4\nanswer 5");
 
-    let idle = wait_until_idle(&host).await;
+    let idle = host.wait_until_idle().await;
     assert_eq!(idle["open_client_requests"], 0);
     let all = events.all();
     assert!(!all.iter().any(|e| e == "withdrawn 4" || e == "withdrawn 5"), "{all:?}");
@@ -77,7 +48,7 @@ async fn an_unanswered_question_times_out_and_is_withdrawn() {
     assert_eq!(result.is_error, Some(true));
     assert!(text_of(&result).contains("no answer to question 1 in time"), "{}", text_of(&result));
     host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 1").await;
-    wait_until_idle(&host).await;
+    host.wait_until_idle().await;
 }
 
 #[tokio::test]
@@ -90,7 +61,7 @@ async fn a_call_stopped_by_force_mid_question_withdraws_it_too() {
     host.test_client.events.wait_for("the question", |e| e.starts_with("elicit 1:")).await;
     survey.cancel(None).await.unwrap();
     host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 1").await;
-    wait_until_idle(&host).await;
+    host.wait_until_idle().await;
 }
 
 #[tokio::test]

@@ -323,6 +323,37 @@ impl Host {
         (self.child, self.stderr)
     }
 
+    /// Reads the host's `mcp-wasm-host://status` resource (live counts).
+    pub async fn status(&self) -> Value {
+        let read = self
+            .client
+            .peer()
+            .read_resource(rmcp::model::ReadResourceRequestParams::new("mcp-wasm-host://status"))
+            .await
+            .expect("reading the status resource");
+        match &read.contents[0] {
+            rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+                serde_json::from_str(text).expect("status is JSON")
+            }
+            other => panic!("status is text, got {other:?}"),
+        }
+    }
+
+    /// Waits until no call, store or client request is live; returns the status.
+    pub async fn wait_until_idle(&self) -> Value {
+        let wait = async {
+            loop {
+                let now = self.status().await;
+                if now["live_calls"] == 0 && now["live_stores"] == 0 && now["open_client_requests"] == 0 {
+                    return now;
+                }
+                // A returned call's store is reset in the background.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, wait).await.expect("the host went back to idle")
+    }
+
     /// Asserts stdout carried nothing but JSON-RPC messages.
     pub fn assert_clean_stdout(&self) {
         let garbage = self.garbage.all();

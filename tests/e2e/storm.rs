@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
 use crate::harness::{Host, PATIENCE, Start, files_in};
@@ -20,15 +19,6 @@ impl Lcg {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (self.0 >> 33) % below
     }
-}
-
-async fn status(host: &Host) -> Value {
-    let read =
-        host.client.peer().read_resource(ReadResourceRequestParams::new("mcp-wasm-host://status")).await;
-    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.unwrap().contents[0] else {
-        panic!("status is text")
-    };
-    serde_json::from_str(text).unwrap()
 }
 
 /// The JSON-RPC id in a `tools/call{request=ID}: ...` log line.
@@ -68,13 +58,13 @@ async fn a_cancel_storm_leaves_nothing_behind() {
         // storm: the pooling allocator keeps each used slot's memory resident,
         // so the first storm grows the process to its working size.
         storm(&host, &mut rng, 3_000).await;
-        wait_idle(&host).await;
+        host.wait_until_idle().await;
         rss_kib(pid)
     } else {
         rss_before
     };
     let warm_calls = count_ended(&host);
-    let cleanups_before = status(&host).await["cleanups_total"].as_u64().unwrap();
+    let cleanups_before = host.status().await["cleanups_total"].as_u64().unwrap();
     // In chunks, so a soak shows how resident memory moves.
     let mut left = calls;
     while left > 0 {
@@ -85,7 +75,7 @@ async fn a_cancel_storm_leaves_nothing_behind() {
             eprintln!("storm: {} calls done, rss {} KiB", calls - left, rss_kib(pid));
         }
     }
-    let idle = wait_idle(&host).await;
+    let idle = host.wait_until_idle().await;
 
     let log = host.stderr.all();
     let ended: Vec<&String> =
@@ -171,20 +161,6 @@ async fn storm(host: &Host, rng: &mut Lcg, calls: u64) {
     tokio::time::timeout(PATIENCE * 6, storm.buffer_unordered(16).collect::<Vec<()>>())
         .await
         .expect("the storm finished");
-}
-
-/// Waits until no call, store or client request is live; returns the status.
-async fn wait_idle(host: &Host) -> Value {
-    let idle = async {
-        loop {
-            let now = status(host).await;
-            if now["live_calls"] == 0 && now["live_stores"] == 0 && now["open_client_requests"] == 0 {
-                return now;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(PATIENCE, idle).await.expect("the host went idle after the storm")
 }
 
 fn count_ended(host: &Host) -> u64 {

@@ -4,30 +4,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const hostBinary = process.env.MCP_WASM_HOST ?? join(root, 'target/release/mcp-wasm-host');
-const demo = join(root, 'target/guests/demo.wasm');
-const PATIENCE_MS = 20_000;
-
-for (const [what, path] of [['host binary', hostBinary], ['demo component', demo]]) {
-  assert.ok(existsSync(path), `missing ${what} at ${path}: run \`just build guests\``);
-}
-
-/** Resolves once `check()` is true; fails after PATIENCE_MS. */
-async function until(what, check) {
-  const deadline = Date.now() + PATIENCE_MS;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
+import { collectLines, demo, hostBinary, until } from './helpers.mjs';
 
 /** Starts the host with `args` and connects an SDK client; collects stderr lines. */
 async function connect(args) {
@@ -37,14 +19,7 @@ async function connect(args) {
     stderr: 'pipe',
     env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
   });
-  const lines = [];
-  transport.stderr.setEncoding('utf8');
-  let partial = '';
-  transport.stderr.on('data', (chunk) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop();
-    lines.push(...parts);
-  });
+  const lines = collectLines(transport.stderr);
   const client = new Client({ name: 'mcp-wasm-host-ts-test', version: '1.0.0' });
   await client.connect(transport);
   return { client, lines };

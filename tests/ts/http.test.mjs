@@ -5,30 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const hostBinary = process.env.MCP_WASM_HOST ?? join(root, 'target/release/mcp-wasm-host');
-const demo = join(root, 'target/guests/demo.wasm');
-const PATIENCE_MS = 20_000;
-
-for (const [what, path] of [['host binary', hostBinary], ['demo component', demo]]) {
-  assert.ok(existsSync(path), `missing ${what} at ${path}: run \`just build guests\``);
-}
-
-async function until(what, check) {
-  const deadline = Date.now() + PATIENCE_MS;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
+import { collectLines, demo, hostBinary, until } from './helpers.mjs';
 
 /** Starts `mcp-wasm-host --http 127.0.0.1:0`; resolves with its URL and stderr lines. */
 async function startHttpHost(args) {
@@ -36,14 +19,7 @@ async function startHttpHost(args) {
     env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const lines = [];
-  let partial = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop();
-    lines.push(...parts);
-  });
+  const lines = collectLines(child.stderr);
   await until('the host to announce its URL', () => lines.some((l) => l.includes('/mcp')));
   const url = lines.join('\n').match(/http:\/\/127\.0\.0\.1:\d+\/mcp/)[0];
   return { child, url, lines };

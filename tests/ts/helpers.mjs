@@ -1,0 +1,38 @@
+// Shared by the TypeScript SDK tests: where the host and the demo component
+// are, and waiting on a condition with a bound instead of sleeping blindly.
+
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const hostBinary = process.env.MCP_WASM_HOST ?? join(root, 'target/release/mcp-wasm-host');
+export const demo = join(root, 'target/guests/demo.wasm');
+const PATIENCE_MS = 20_000;
+
+for (const [what, path] of [['host binary', hostBinary], ['demo component', demo]]) {
+  assert.ok(existsSync(path), `missing ${what} at ${path}: run \`just build guests\``);
+}
+
+/** Resolves once `check()` is true; fails after PATIENCE_MS. */
+export async function until(what, check) {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** Collects a stream's text output as lines. */
+export function collectLines(stream) {
+  const lines = [];
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop();
+    lines.push(...parts);
+  });
+  return lines;
+}
