@@ -74,6 +74,9 @@ async fn run(scale: Scale, only: Option<String>) {
         withdraw_latency(scale).await;
         progress_overhead(scale).await;
     }
+    if wanted("neighbour") {
+        noisy_neighbour(scale).await;
+    }
     if wanted("startup") {
         startup(scale).await;
     }
@@ -272,6 +275,28 @@ async fn progress_overhead(scale: Scale) {
         ms(loud.p50()),
         ms(quiet.p50()),
         per * 1e6
+    );
+}
+
+/// `echo` latency with the host idle, and while another call spins a guest
+/// (a hostile or buggy tool that computes forever).
+async fn noisy_neighbour(scale: Scale) {
+    let host = start_host(&["--timeout", "10m"], "warn").await;
+    echo_times(&host, 200).await;
+    let quiet = echo_times(&host, scale.echo_calls / 3).await;
+    let spinning = host.start_call("spin", no_args()).await;
+    // Let the spinning call get going before measuring beside it.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let busy = echo_times(&host, scale.echo_calls / 3).await;
+    spinning.cancel(None).await.unwrap();
+    println!("## echo beside a spinning guest ({} calls each)\n", scale.echo_calls / 3);
+    println!("| neighbour | p50 | p99 |\n|---|---|---|");
+    println!("| none | {} | {} |", ms(quiet.p50()), ms(quiet.p99()));
+    println!("| a guest spinning in another call | {} | {} |", ms(busy.p50()), ms(busy.p99()));
+    println!(
+        "\nratio (beside spin / alone): p50 {:.2}x, p99 {:.2}x\n",
+        busy.p50().as_secs_f64() / quiet.p50().as_secs_f64(),
+        busy.p99().as_secs_f64() / quiet.p99().as_secs_f64()
     );
 }
 

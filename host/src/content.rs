@@ -98,4 +98,61 @@ mod tests {
         let text = &mcp.content[0].as_text().unwrap().text;
         assert!(text.contains("tool `echo`"), "{text}");
     }
+
+    /// Random guest results (any bytes, any strings, any "JSON") must map to
+    /// a result that serialises, never a panic. Seeded; `FUZZ_SEED` replays.
+    #[test]
+    fn random_guest_results_always_map_to_a_valid_result() {
+        use crate::bindings::types::ResourceLink;
+        let seed: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(42);
+        struct Rng(u64);
+        impl Rng {
+            fn next(&mut self) -> u64 {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                self.0
+            }
+            fn text(&mut self) -> String {
+                const STRINGS: [&str; 9] =
+                    ["", "text", "{", "{\"a\":1}", "null", "\u{0}\u{ffff}", "🦀", "[1,2", "1e999"];
+                STRINGS[(self.next() % STRINGS.len() as u64) as usize].to_string()
+            }
+        }
+        let mut rng = Rng(seed | 1);
+        for _ in 0..20_000 {
+            let bytes: Vec<u8> = (0..rng.next() % 64).map(|_| rng.next() as u8).collect();
+            let content = match rng.next() % 6 {
+                0 => Content::Text(rng.text()),
+                1 => Content::Image(Media { data: bytes, mime_type: rng.text() }),
+                2 => Content::Audio(Media { data: bytes, mime_type: rng.text() }),
+                3 => Content::Embedded(EmbeddedResource {
+                    uri: rng.text(),
+                    mime_type: Some(rng.text()),
+                    body: ResourceBody::Blob(bytes),
+                }),
+                4 => Content::Embedded(EmbeddedResource {
+                    uri: rng.text(),
+                    mime_type: None,
+                    body: ResourceBody::Text(rng.text()),
+                }),
+                _ => Content::ResourceLink(ResourceLink {
+                    uri: rng.text(),
+                    name: rng.text(),
+                    title: Some(rng.text()),
+                    description: None,
+                    mime_type: None,
+                    size: Some(rng.next()),
+                }),
+            };
+            let structured = rng.next().is_multiple_of(2).then(|| rng.text());
+            let result = CallResult {
+                content: vec![content],
+                structured_content: structured,
+                is_error: rng.next().is_multiple_of(2),
+            };
+            let mcp = to_mcp("fuzzed", result);
+            serde_json::to_string(&mcp).expect("every mapped result serialises");
+        }
+    }
 }

@@ -6,6 +6,7 @@ mod harness;
 
 mod cancel;
 mod client_requests;
+mod fuzz;
 mod hostile;
 mod lifecycle;
 mod limits;
