@@ -218,7 +218,10 @@ pub fn new_store(
     // regains control promptly when a call is cancelled (the canceller bumps
     // the epoch itself). Stopping is done by dropping the call future.
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+    // `yield_now` rather than wasmtime's own yield: tokio then runs the
+    // worker's other tasks (the protocol, other calls) before resuming the
+    // guest, instead of resuming it at once from the worker's LIFO slot.
+    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))));
     Ok(store)
 }
 
