@@ -72,7 +72,13 @@ async fn a_cancel_storm_leaves_nothing_behind() {
         storm(&host, &mut rng, chunk).await;
         left -= chunk;
         if calls >= 5_000 {
-            eprintln!("storm: {} calls done, rss {} KiB", calls - left, rss_kib(pid));
+            let now = host.status().await;
+            eprintln!(
+                "storm: {} calls done, rss {} KiB, live calls {}",
+                calls - left,
+                rss_kib(pid),
+                now["live_calls"]
+            );
         }
     }
     let idle = host.wait_until_idle().await;
