@@ -114,7 +114,7 @@ pub struct ServeArgs {
     pub allowed_hosts: Vec<String>,
 
     /// With --http: also accept browser requests from this origin, e.g.
-    /// https://app.example.com:443 (loopback origins are always accepted). Repeatable.
+    /// `https://app.example.com:443` (loopback origins are always accepted). Repeatable.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     pub allowed_origins: Vec<String>,
 

@@ -2,7 +2,7 @@
 //! during a call — logging, progress, elicitation and sampling.
 //!
 //! The rule here is that nothing outlives its call. Every request sent to
-//! the client is tracked by an [`OpenRequest`]; when the call is cancelled,
+//! the client is tracked by an `OpenRequest`; when the call is cancelled,
 //! times out or is dropped mid-wait, the request is withdrawn with
 //! `notifications/cancelled` (rmcp itself sends nothing when a request
 //! future is dropped) and the table of open requests goes back to empty.

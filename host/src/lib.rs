@@ -2,15 +2,21 @@
 //!
 //! The path of a tool call, top to bottom:
 //!
-//! - [`shutdown`]: stdin EOF and signals stop every call;
+//! - [`shutdown`] / [`http`]: the transports — stdio (stdin EOF and signals
+//!   stop every call) or Streamable HTTP;
 //! - [`server`]: MCP `tools/list` / `tools/call` (rmcp), argument validation,
-//!   outcome → MCP result (with [`content`]);
-//! - [`call`]: one call's life: run, cancel, grace, forced stop, cleanup;
+//!   outcome → MCP result (with [`content`]), the status resource;
+//! - [`call`]: one call's life: a slot, run, cancel, grace, forced stop,
+//!   cleanup (with [`limits`] naming what was exceeded);
 //! - [`cancellation`]: the per-call stop signal, also the guest's `cancelled`;
+//! - [`client`]: what a guest asks of the MCP client (log, progress,
+//!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
+//! - [`priority`]: guest code runs below the protocol threads;
 //! - [`component`]: loading and checking a component, its tools and schemas;
 //! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
-//! - [`bindings`]: the `mcp:tool` WIT contract as Rust types.
+//! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
+//! - [`stats`]: live counts, so tests and operators can see nothing leaks.
 
 pub mod bindings;
 pub mod call;
