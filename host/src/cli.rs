@@ -99,6 +99,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub elicitation_timeout: Duration,
 
+    /// Questions (elicitation and sampling requests) one call may send to
+    /// the client; further ones fail without reaching the user.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_questions: u32,
+
     /// Calls that may run at once; further calls wait for a free slot.
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_concurrent_calls: u32,

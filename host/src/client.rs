@@ -106,13 +106,24 @@ impl Notifier {
     }
 }
 
+/// How a session's calls may use the client: set from the command line.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientPolicy {
+    /// How long a request to the client (elicitation, sampling) may wait.
+    pub request_timeout: Duration,
+    /// Requests to the client one call may make (`--max-questions`).
+    pub max_requests_per_call: u32,
+}
+
 /// One call's line to the MCP client. Calls that have no client (listing
 /// tools, cleanup) get a detached link: their requests are `unsupported`.
 pub struct ClientLink {
     peer: Option<Peer<RoleServer>>,
     progress_token: Option<ProgressToken>,
     session: Arc<SessionState>,
-    request_timeout: Duration,
+    policy: ClientPolicy,
+    /// Requests this call may still make.
+    requests_left: u32,
     stats: Arc<Stats>,
     last_progress: Option<f64>,
     progress_budget: RateLimit,
@@ -144,14 +155,15 @@ impl ClientLink {
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         session: Arc<SessionState>,
-        request_timeout: Duration,
+        policy: ClientPolicy,
         stats: Arc<Stats>,
     ) -> Self {
         ClientLink {
             peer: Some(peer),
             progress_token,
             session,
-            request_timeout,
+            policy,
+            requests_left: policy.max_requests_per_call,
             stats,
             last_progress: None,
             progress_budget: RateLimit::new(20, 20.0),
@@ -167,7 +179,8 @@ impl ClientLink {
             peer: None,
             progress_token: None,
             session: Arc::default(),
-            request_timeout: Duration::ZERO,
+            policy: ClientPolicy { request_timeout: Duration::ZERO, max_requests_per_call: 0 },
+            requests_left: 0,
             stats,
             last_progress: None,
             progress_budget: RateLimit::new(0, 0.0),
@@ -181,7 +194,7 @@ impl ClientLink {
     /// Sends `request` and waits for the answer, withdrawing it from the
     /// client if the call is cancelled or the answer takes too long.
     async fn request(
-        &self,
+        &mut self,
         request: ServerRequest,
         cancellation: &CallCancellation,
     ) -> Result<ClientResult, RequestError> {
@@ -189,6 +202,14 @@ impl ClientLink {
         if cancellation.is_cancelled() {
             return Err(RequestError::Cancelled);
         }
+        // A tool must not pester the user: questions per call are bounded.
+        if self.requests_left == 0 {
+            return Err(RequestError::Failed(format!(
+                "this call already asked the client {} questions, the most one call may ask (--max-questions)",
+                self.policy.max_requests_per_call
+            )));
+        }
+        self.requests_left -= 1;
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
@@ -201,7 +222,7 @@ impl ClientLink {
                 open.withdraw("the tool call was cancelled").await;
                 return Err(RequestError::Cancelled);
             }
-            () = tokio::time::sleep(self.request_timeout) => {
+            () = tokio::time::sleep(self.policy.request_timeout) => {
                 open.withdraw("no answer within the host's --elicitation-timeout").await;
                 return Err(RequestError::TimedOut);
             }

@@ -89,7 +89,11 @@ pub async fn build_server(
     }
     let runner =
         CallRunner::new(engine, grants, limits, args.max_concurrent_calls.max(1) as usize, shutdown, stats);
-    ToolServer::new(components, runner, args.elicitation_timeout)
+    let client_policy = client::ClientPolicy {
+        request_timeout: args.elicitation_timeout,
+        max_requests_per_call: args.max_questions,
+    };
+    ToolServer::new(components, runner, client_policy)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -190,6 +194,7 @@ pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
         cleanup_timeout: Duration::from_millis(500),
         cleanup_fuel: 0,
         elicitation_timeout: Duration::from_secs(300),
+        max_questions: 20,
         http: None,
         allowed_hosts: vec![],
         allowed_origins: vec![],

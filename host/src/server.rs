@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 #[allow(deprecated)]
@@ -26,7 +25,7 @@ use tracing::Instrument as _;
 use crate::bindings::types::CallError;
 use crate::call::{CallOutcome, CallRunner};
 use crate::cancellation::StopReason;
-use crate::client::{ClientLink, SessionState};
+use crate::client::{ClientLink, ClientPolicy, SessionState};
 use crate::component::{ToolComponent, ToolSpec};
 use crate::content;
 
@@ -45,8 +44,8 @@ struct Inner {
     /// The `tools/list` answer, built once.
     listed: Vec<Tool>,
     runner: CallRunner,
-    /// How long an elicitation or sampling request may wait for the client.
-    request_timeout: Duration,
+    /// How calls may use the client (question timeout and budget).
+    client_policy: ClientPolicy,
 }
 
 /// The URI of the resource that reports the host's live counts.
@@ -58,7 +57,7 @@ impl ToolServer {
     pub fn new(
         components: Vec<ToolComponent>,
         runner: CallRunner,
-        request_timeout: Duration,
+        client_policy: ClientPolicy,
     ) -> Result<Self> {
         let mut routes: HashMap<String, (Arc<ToolComponent>, usize)> = HashMap::new();
         let mut listed = Vec::new();
@@ -77,7 +76,7 @@ impl ToolServer {
                 routes.insert(spec.name.clone(), (component.clone(), index));
             }
         }
-        let inner = Inner { routes, listed, runner, request_timeout };
+        let inner = Inner { routes, listed, runner, client_policy };
         Ok(Self { inner: Arc::new(inner), session: Arc::default() })
     }
 
@@ -206,7 +205,7 @@ impl ServerHandler for ToolServer {
             context.peer.clone(),
             context.meta.get_progress_token(),
             self.session.clone(),
-            self.inner.request_timeout,
+            self.inner.client_policy,
             self.inner.runner.stats().clone(),
         );
         // Every log line of the call carries the JSON-RPC id the client knows it by.

@@ -142,3 +142,17 @@ async fn a_cleanup_that_never_returns_is_stopped() {
     assert!(ended.contains("cleanup=\"failed\""), "{ended}");
     host.stderr.wait_for("the stopped cleanup in the log", |l| l.contains("cleanup did not finish")).await;
 }
+
+#[tokio::test]
+async fn a_tool_cannot_pester_the_user_with_questions() {
+    let host = Host::start(hostile(&["--max-questions", "5"])).await;
+    let result = host.call("elicit_spam", no_args()).await.unwrap();
+    let message = text_of(&result);
+    assert!(
+        message.starts_with("stopped after 5 questions") && message.contains("--max-questions"),
+        "{message}"
+    );
+    let asked = host.test_client.events.all().iter().filter(|e| e.starts_with("elicit")).count();
+    assert_eq!(asked, 5, "the client saw only the allowed questions");
+    assert_eq!(host.wait_until_idle().await["open_client_requests"], 0);
+}

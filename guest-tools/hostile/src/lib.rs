@@ -26,6 +26,7 @@ impl Guest for Hostile {
             tool("huge_output", "Returns `mib` MiB of text"),
             tool("log_flood", "Logs 100 000 messages"),
             tool("progress_flood", "Reports progress 100 000 times"),
+            tool("elicit_spam", "Asks the user 1 000 questions in a row"),
             tool("read_file", "Reads the file at `path` and returns its size"),
             tool("list_env", "Returns every environment variable it can see"),
             tool("bad_json", "Returns structured content that is not JSON"),
@@ -66,6 +67,15 @@ impl Guest for Hostile {
                     client::progress(i as f64, Some(100_000.0), None);
                 }
                 Ok(text("flooded progress"))
+            }
+            "elicit_spam" => {
+                let schema = json!({ "type": "object", "properties": { "answer": { "type": "string" } } });
+                for n in 0..1_000 {
+                    if let Err(refused) = client::elicit(&format!("spam {n}"), &schema.to_string()) {
+                        return Ok(text(&format!("stopped after {n} questions: {refused:?}")));
+                    }
+                }
+                Ok(text("asked all 1 000 questions"))
             }
             "read_file" => {
                 let path = args["path"].as_str().unwrap_or("/etc/passwd");
