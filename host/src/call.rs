@@ -237,16 +237,23 @@ impl CallRunner {
             }
             // Returned a result or its own error — even if a cancel arrived
             // meanwhile, it finished and released what it held: no cleanup.
-            (Some(Ok(Ok(result))), _) if output_size(&result) > self.limits.max_output => {
-                let size = output_size(&result);
-                (CallOutcome::LimitHit(LimitHit::Output(size, self.limits.max_output)), None)
-            }
-            (Some(Ok(returned)), _) => (CallOutcome::Returned(returned), None),
+            (Some(Ok(returned)), _) => (self.returned(returned), None),
             (Some(Err(trap)), None) => {
                 (self.classify_trap(&trap, memory_hit), Some(StopReason::LimitExceeded))
             }
         };
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes }
+    }
+
+    /// What the guest returned, unless its result is over `--max-output`.
+    fn returned(&self, returned: Result<CallResult, CallError>) -> CallOutcome {
+        if let Ok(result) = &returned {
+            let size = output_size(result);
+            if size > self.limits.max_output {
+                return CallOutcome::LimitHit(LimitHit::Output(size, self.limits.max_output));
+            }
+        }
+        CallOutcome::Returned(returned)
     }
 
     fn stopped(&self, reason: StopReason) -> CallOutcome {

@@ -58,14 +58,7 @@ impl ToolSpec {
     /// Checks call arguments against the input schema. On failure, returns
     /// one message per violation, each naming where in the arguments it is.
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
-        let errors: Vec<String> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|error| {
-                let at = error.instance_path().to_string();
-                if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
-            })
-            .collect();
+        let errors = violations(&self.validator, arguments);
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 
@@ -76,15 +69,20 @@ impl ToolSpec {
         let Some(structured) = structured else {
             return Err("it declares an output schema but returned no structured content".into());
         };
-        let errors: Vec<String> = validator
-            .iter_errors(structured)
-            .map(|error| {
-                let at = error.instance_path().to_string();
-                if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
-            })
-            .collect();
+        let errors = violations(validator, structured);
         if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
     }
+}
+
+/// Every way `instance` breaks the schema, each naming where in it (`/path: ...`).
+fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
+        })
+        .collect()
 }
 
 /// The linker every component is resolved against: WASI 0.2 (with the grants

@@ -181,27 +181,14 @@ async fn serve_stdio(server: ToolServer, shutdown: CancellationToken, stats: Arc
 
 /// `inspect`: loads a component and returns its tools as `tools/list` shows them.
 pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
-    let args = ServeArgs {
-        components: vec![path.to_owned()],
-        dirs: vec![],
-        env: vec![],
-        fuel: 0,
-        timeout: Duration::from_secs(60),
-        max_memory: 256 << 20,
-        max_output: 16 << 20,
-        max_stack: 512 << 10,
-        cancel_grace: Duration::ZERO,
-        cleanup_timeout: Duration::from_millis(500),
-        cleanup_fuel: 0,
-        elicitation_timeout: Duration::from_secs(300),
-        max_questions: 20,
-        http: None,
-        allowed_hosts: vec![],
-        allowed_origins: vec![],
-        max_concurrent_calls: 1,
-        cache_dir: None,
-        no_cache: false,
-    };
+    // The serving defaults, so the compiled artifact it caches is the one a
+    // later `serve` with default flags loads.
+    let cli = <cli::Cli as clap::Parser>::try_parse_from([
+        "mcp-wasm-host".as_ref(),
+        "--component".as_ref(),
+        path.as_os_str(),
+    ])?;
+    let args = cli.serve;
     let server = build_server(&args, CancellationToken::new(), Arc::default()).await?;
     Ok(serde_json::json!({ "tools": server.tools() }))
 }

@@ -51,20 +51,39 @@ test('over HTTP, abort() stops a spinning tool, cleanup runs, the next call is s
   }
 });
 
+/** POSTs an `initialize` naming `host` in the Host header; resolves with the status. */
+function initializeAs(url, host) {
+  const { port } = new URL(url);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {
+    protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'host-check', version: '1' } } });
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/mcp', method: 'POST',
+        headers: { Host: host, 'Content-Type': 'application/json',
+                   Accept: 'application/json, text/event-stream' } },
+      (res) => { res.resume(); resolve(res.statusCode); },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 test('over HTTP, a request naming a foreign Host is refused (DNS rebinding)', async () => {
   const { child, url } = await startHttpHost([]);
   try {
-    const { port } = new URL(url);
-    const status = await new Promise((resolve, reject) => {
-      const req = request(
-        { host: '127.0.0.1', port, path: '/mcp', method: 'POST',
-          headers: { Host: 'evil.example.com', 'Content-Type': 'application/json',
-                     Accept: 'application/json, text/event-stream' } },
-        (res) => { res.resume(); resolve(res.statusCode); },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
-    });
+    const status = await initializeAs(url, 'evil.example.com');
+    assert.ok(status >= 400 && status < 500, `status ${status}`);
+    assert.equal(await initializeAs(url, new URL(url).host), 200);
+  } finally {
+    child.kill('SIGTERM');
+  }
+});
+
+test('over HTTP, --allow-host admits a host the user named', async () => {
+  const { child, url } = await startHttpHost(['--allow-host', 'tools.internal']);
+  try {
+    assert.equal(await initializeAs(url, 'tools.internal'), 200);
+    const status = await initializeAs(url, 'evil.example.com');
     assert.ok(status >= 400 && status < 500, `status ${status}`);
   } finally {
     child.kill('SIGTERM');
