@@ -121,6 +121,8 @@ async fn start_native() -> Host {
         rust_log: "warn".into(),
         program: std::env::current_exe().unwrap(),
         tap_stdout: false,
+        client: Default::default(),
+        discover: false,
     };
     // SAFETY: set before the child is spawned; the bench is the only user.
     unsafe { std::env::set_var(native::SERVE_ENV, "1") };

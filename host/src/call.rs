@@ -1,5 +1,7 @@
 //! The life of one tool call, top to bottom:
 //!
+//! 0. if the tool needs the user's approval, the user is asked first; no
+//!    answer in time is a decline, and nothing has run;
 //! 1. a fresh store and instance from the pre-instantiated component;
 //! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
 //!    and host shutdown — whichever comes first flips the call's
@@ -23,6 +25,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Engine, Trap};
 
+use crate::approval::ApprovalQuestion;
 use crate::bindings::types::{CallError, CallResult};
 use crate::cancellation::{CallCancellation, GuestCancelled, StopReason};
 use crate::client::ClientLink;
@@ -44,6 +47,18 @@ pub enum CallOutcome {
     LimitHit(LimitHit),
     /// The guest trapped (a panic, an abort, a bug); the text says how.
     Crashed(String),
+    /// The tool needed the user's approval and did not get it; it never ran.
+    /// The text says why (declined, no answer in time, no way to ask).
+    Declined(String),
+}
+
+/// What can stop a call from outside, besides the host shutting down.
+#[derive(Clone, Debug, Default)]
+pub struct CallSignals {
+    /// Fires when the client cancels the request (or the task).
+    pub client_cancel: CancellationToken,
+    /// Fires when the call was paused and its lease ran out unanswered.
+    pub unanswered: CancellationToken,
 }
 
 /// Runs calls. One per server; shared by all concurrent calls.
@@ -116,17 +131,33 @@ impl CallRunner {
 
     /// Runs `tool` of `component` with `arguments` (a JSON object, already
     /// validated), until it returns or is stopped, and its cleanup is done.
-    /// `client_cancel` fires when the client cancels the request.
+    /// With `approval`, the user is asked first and the tool runs only on a yes.
     pub async fn run(
         &self,
         component: &ToolComponent,
         tool: &str,
         arguments: &str,
-        client_cancel: CancellationToken,
-        client: ClientLink,
+        signals: CallSignals,
+        mut client: ClientLink,
+        approval: Option<ApprovalQuestion>,
     ) -> CallOutcome {
         let _live = self.stats.call();
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
+        let cancellation = CallCancellation::new();
+        if let Some(question) = approval
+            && let Err(outcome) = self.await_approval(question, &mut client, &cancellation, &signals).await
+        {
+            let stop_reason = cancellation.reason().map(StopReason::as_str);
+            tracing::info!(
+                call_id = &*call_id,
+                tool,
+                outcome = outcome.label(),
+                stop_reason,
+                "call ended before it started"
+            );
+            return outcome;
+        }
+        let CallSignals { client_cancel, unanswered } = signals;
         // Past --max-concurrent-calls, a call waits its turn (still cancellable).
         let _slot = tokio::select! {
             slot = self.slots.acquire() => slot.expect("the call semaphore is never closed"),
@@ -137,9 +168,9 @@ impl CallRunner {
             () = self.shutdown.cancelled() => return CallOutcome::Stopped(StopReason::Shutdown),
         };
         let started = Instant::now();
-        let cancellation = CallCancellation::new();
         let stop = StopSignals {
             client_cancel,
+            unanswered,
             shutdown: self.shutdown.clone(),
             deadline: tokio::time::Instant::now() + self.limits.timeout,
             grace: self.limits.cancel_grace,
@@ -168,6 +199,29 @@ impl CallRunner {
             "call ended"
         );
         outcome
+    }
+
+    /// Asks the user to approve the call, watching the same stop signals as
+    /// a running call. `Err` carries the outcome when the call must not run.
+    async fn await_approval(
+        &self,
+        question: ApprovalQuestion,
+        client: &mut ClientLink,
+        cancellation: &CallCancellation,
+        signals: &CallSignals,
+    ) -> Result<(), CallOutcome> {
+        let mut asking = pin!(client.approve(question, cancellation));
+        let stop = tokio::select! {
+            biased;
+            verdict = asking.as_mut() => return verdict.map_err(CallOutcome::Declined),
+            () = self.shutdown.cancelled() => StopReason::Shutdown,
+            () = signals.client_cancel.cancelled() => StopReason::ClientCancelled,
+            () = signals.unanswered.cancelled() => StopReason::NoAnswer,
+        };
+        // Flipping the call's cancellation makes the question withdraw itself.
+        cancellation.cancel(stop);
+        let _ = asking.await;
+        Err(CallOutcome::Stopped(stop))
     }
 
     /// Runs the guest in its own store until it returns or is stopped.
@@ -369,6 +423,8 @@ struct StopSignals {
     client_cancel: CancellationToken,
     /// Fires when the host shuts down.
     shutdown: CancellationToken,
+    /// Fires when a paused call's lease runs out unanswered.
+    unanswered: CancellationToken,
     /// The call's wall-clock limit.
     deadline: tokio::time::Instant,
     /// How long the guest may take to return once told to stop.
@@ -397,6 +453,7 @@ async fn stop_or_finish(
         // cancels every request too, but the reason is the shutdown.
         () = stop.shutdown.cancelled() => StopReason::Shutdown,
         () = stop.client_cancel.cancelled() => StopReason::ClientCancelled,
+        () = stop.unanswered.cancelled() => StopReason::NoAnswer,
         () = tokio::time::sleep_until(stop.deadline) => StopReason::DeadlineExceeded,
     };
     cancellation.cancel(reason);
@@ -431,6 +488,7 @@ impl CallOutcome {
             CallOutcome::Stopped(_) => "stopped",
             CallOutcome::LimitHit(_) => "limit",
             CallOutcome::Crashed(_) => "crashed",
+            CallOutcome::Declined(_) => "declined",
         }
     }
 }

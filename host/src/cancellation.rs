@@ -26,6 +26,8 @@ pub enum StopReason {
     DeadlineExceeded,
     /// The host is shutting down (stdin closed, SIGINT or SIGTERM).
     Shutdown,
+    /// The call was paused for an answer that did not come before its lease ran out.
+    NoAnswer,
     /// The call trapped or hit a fuel, memory or stack limit.
     LimitExceeded,
 }
@@ -37,6 +39,7 @@ impl StopReason {
             StopReason::ClientCancelled => "client-cancelled",
             StopReason::DeadlineExceeded => "deadline-exceeded",
             StopReason::Shutdown => "shutdown",
+            StopReason::NoAnswer => "no-answer",
             StopReason::LimitExceeded => "limit-exceeded",
         }
     }
@@ -48,6 +51,7 @@ impl From<StopReason> for types::StopReason {
             StopReason::ClientCancelled => types::StopReason::ClientCancelled,
             StopReason::DeadlineExceeded => types::StopReason::DeadlineExceeded,
             StopReason::Shutdown => types::StopReason::Shutdown,
+            StopReason::NoAnswer => types::StopReason::NoAnswer,
             StopReason::LimitExceeded => types::StopReason::LimitExceeded,
         }
     }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::approval::ApprovalRule;
 use crate::limits::{parse_bytes, parse_duration};
 use crate::sandbox::{DirGrant, EnvGrant};
 
@@ -103,6 +104,31 @@ pub struct ServeArgs {
     /// the client; further ones fail without reaching the user.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub max_questions: u32,
+
+    /// Ask the user before every call of this tool: a tool name,
+    /// `destructive` (tools marked destructive) or `all`. Repeatable. By
+    /// default a tool is asked about when its component says so, or when it
+    /// is marked destructive and says nothing.
+    #[arg(long = "require-approval", value_name = "TOOL|destructive|all")]
+    pub require_approval: Vec<ApprovalRule>,
+
+    /// Approve this tool up front: it runs without asking, and what it asks
+    /// approval for mid-call is granted. A tool name, `destructive` or
+    /// `all`; a rule naming a tool beats one about a class. Repeatable.
+    #[arg(long = "no-approval", value_name = "TOOL|destructive|all")]
+    pub no_approval: Vec<ApprovalRule>,
+
+    /// How long a call waits for the user's approval; no answer in time is
+    /// a decline, the question is withdrawn and what the call held is
+    /// released. Also bounds every call paused for an answer that comes in
+    /// a later request (2026-07-28 sessions, tasks).
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub approval_timeout: Duration,
+
+    /// Calls that may wait for the user at once (approvals and paused
+    /// calls); further ones are declined at once.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_paused: u32,
 
     /// Calls that may run at once; further calls wait for a free slot.
     #[arg(long, value_name = "N", default_value_t = 128)]

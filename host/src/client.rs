@@ -6,6 +6,13 @@
 //! times out or is dropped mid-wait, the request is withdrawn with
 //! `notifications/cancelled` (rmcp itself sends nothing when a request
 //! future is dropped) and the table of open requests goes back to empty.
+//!
+//! Questions (elicitation, sampling, approval) reach the user one of three
+//! ways, chosen per call by the session ([`Asker`]): as requests to the
+//! client (up to protocol 2025-11-25), as a paused result that a later
+//! `tools/call` answers (2026-07-28), or as a task's `input_required`
+//! status answered by `tasks/update`. Every wait is bounded, and a paused
+//! call counts against `--max-paused`.
 
 // Logging and sampling are deprecated in rmcp by SEP-2577 but still part of
 // every protocol version this host serves.
@@ -16,13 +23,17 @@ use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CancelledNotificationParam, ClientResult, CreateMessageRequestParams, ElicitRequestParams,
-    ElicitationAction, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, Request, RequestId, ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, CreateMessageRequest,
+    CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    InputRequest, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    Request, RequestId, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
+use rmcp::task_manager::TaskContext;
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
+use crate::approval::{ApprovalQuestion, verdict};
 use crate::bindings::client::{self, ElicitResponse, LogLevel, RequestError};
 use crate::bindings::types;
 use crate::cancellation::CallCancellation;
@@ -107,18 +118,90 @@ impl Notifier {
 }
 
 /// How a session's calls may use the client: set from the command line.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ClientPolicy {
     /// How long a request to the client (elicitation, sampling) may wait.
     pub request_timeout: Duration,
     /// Requests to the client one call may make (`--max-questions`).
     pub max_requests_per_call: u32,
+    /// How long a call waits for approval, and the longest any pause lasts.
+    pub approval_timeout: Duration,
+    /// One permit per call allowed to wait for the user at once (`--max-paused`).
+    pub paused_slots: Arc<Semaphore>,
+}
+
+impl ClientPolicy {
+    fn detached() -> Self {
+        ClientPolicy {
+            request_timeout: Duration::ZERO,
+            max_requests_per_call: 0,
+            approval_timeout: Duration::ZERO,
+            paused_slots: Arc::new(Semaphore::new(0)),
+        }
+    }
+}
+
+/// How a call's questions (elicitation, sampling, approval) reach the user.
+pub enum Asker {
+    /// As requests to the client (`elicitation/create`, ...), withdrawn with
+    /// `notifications/cancelled` when the call stops. Sessions up to 2025-11-25.
+    Requests,
+    /// In the call's result: the call pauses, and a later `tools/call`
+    /// carrying the answer resumes it (protocol 2026-07-28, where servers
+    /// send clients no requests).
+    Rounds(mpsc::UnboundedSender<Pause>),
+    /// As the task's `input_required` status, answered by `tasks/update`.
+    Task(TaskContext),
+}
+
+/// A call paused for the user: what to ask, and where the answer goes.
+pub struct Pause {
+    /// The key the client answers under (`inputResponses`).
+    pub key: String,
+    /// The question.
+    pub request: InputRequest,
+    /// Takes the client's answer (a JSON result, e.g. an `ElicitResult`).
+    /// Dropped unanswered when the pause's lease runs out.
+    pub answer: oneshot::Sender<Value>,
+    /// How long the call may stay paused for this answer.
+    pub lease: Duration,
+}
+
+/// Who the call is and what the user decided about it up front.
+#[derive(Clone, Debug)]
+pub struct CallIdentity {
+    /// The tool being called.
+    pub tool: String,
+    /// The user approved this tool up front (`--no-approval`).
+    pub pre_approved: bool,
+}
+
+/// A question for the user, before it is sent one way or another.
+enum Question {
+    Elicit(ElicitRequestParams),
+    Sample(CreateMessageRequestParams),
+}
+
+/// How long one question may wait, and what it counts as.
+#[derive(Clone, Copy)]
+struct Wait {
+    timeout: Duration,
+    /// The flag that sets `timeout`, for messages.
+    flag: &'static str,
+    /// An approval: always counted as a paused call.
+    approval: bool,
 }
 
 /// One call's line to the MCP client. Calls that have no client (listing
 /// tools, cleanup) get a detached link: their requests are `unsupported`.
 pub struct ClientLink {
     peer: Option<Peer<RoleServer>>,
+    /// What the client declared it can do (elicitation, sampling).
+    capabilities: Option<ClientCapabilities>,
+    asker: Asker,
+    identity: CallIdentity,
+    /// Questions asked so far, for unique keys.
+    asked: u32,
     progress_token: Option<ProgressToken>,
     session: Arc<SessionState>,
     policy: ClientPolicy,
@@ -151,8 +234,12 @@ impl ClientLink {
     }
 
     /// A link for a call made by a client session.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         peer: Peer<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        asker: Asker,
+        identity: CallIdentity,
         progress_token: Option<ProgressToken>,
         session: Arc<SessionState>,
         policy: ClientPolicy,
@@ -160,10 +247,14 @@ impl ClientLink {
     ) -> Self {
         ClientLink {
             peer: Some(peer),
+            capabilities,
+            asker,
+            identity,
+            asked: 0,
             progress_token,
             session,
-            policy,
             requests_left: policy.max_requests_per_call,
+            policy,
             stats,
             last_progress: None,
             progress_budget: RateLimit::new(20, 20.0),
@@ -177,9 +268,13 @@ impl ClientLink {
     pub fn detached(stats: Arc<Stats>) -> Self {
         ClientLink {
             peer: None,
+            capabilities: None,
+            asker: Asker::Requests,
+            identity: CallIdentity { tool: String::new(), pre_approved: false },
+            asked: 0,
             progress_token: None,
             session: Arc::default(),
-            policy: ClientPolicy { request_timeout: Duration::ZERO, max_requests_per_call: 0 },
+            policy: ClientPolicy::detached(),
             requests_left: 0,
             stats,
             last_progress: None,
@@ -191,14 +286,19 @@ impl ClientLink {
         }
     }
 
-    /// Sends `request` and waits for the answer, withdrawing it from the
-    /// client if the call is cancelled or the answer takes too long.
-    async fn request(
+    /// Puts `question` to the user the way this session allows and waits,
+    /// bounded by `wait`, for the answer (the client's result as JSON). A
+    /// request sent to the client is withdrawn if the call is cancelled or
+    /// the wait runs out.
+    async fn ask(
         &mut self,
-        request: ServerRequest,
+        question: Question,
         cancellation: &CallCancellation,
-    ) -> Result<ClientResult, RequestError> {
-        let peer = self.peer.as_ref().ok_or(RequestError::Unsupported)?;
+        wait: Wait,
+    ) -> Result<Value, RequestError> {
+        if self.peer.is_none() {
+            return Err(RequestError::Unsupported);
+        }
         if cancellation.is_cancelled() {
             return Err(RequestError::Cancelled);
         }
@@ -210,6 +310,21 @@ impl ClientLink {
             )));
         }
         self.requests_left -= 1;
+        self.asked += 1;
+        let deferred = !matches!(self.asker, Asker::Requests);
+        // A call waiting on the user holds a paused slot for the wait.
+        let _paused = if wait.approval || deferred { Some(self.pause_slot()?) } else { None };
+        if deferred {
+            // A pause outlives this request's wait: no longer than the approval timeout.
+            let timeout = wait.timeout.min(self.policy.approval_timeout);
+            let flag = if timeout < wait.timeout { "--approval-timeout" } else { wait.flag };
+            return self.ask_deferred(question, cancellation, Wait { timeout, flag, ..wait }).await;
+        }
+        let request = match question {
+            Question::Elicit(params) => ServerRequest::ElicitRequest(Request::new(params)),
+            Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(params)),
+        };
+        let peer = self.peer.as_ref().ok_or(RequestError::Unsupported)?;
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
@@ -222,30 +337,133 @@ impl ClientLink {
                 open.withdraw("the tool call was cancelled").await;
                 return Err(RequestError::Cancelled);
             }
-            () = tokio::time::sleep(self.policy.request_timeout) => {
-                open.withdraw("no answer within the host's --elicitation-timeout").await;
+            () = tokio::time::sleep(wait.timeout) => {
+                open.withdraw(&format!("no answer within the host's {}", wait.flag)).await;
                 return Err(RequestError::TimedOut);
             }
         };
         open.answered();
-        answer.map_err(|err| RequestError::Failed(err.to_string()))
+        match answer.map_err(|err| RequestError::Failed(err.to_string()))? {
+            ClientResult::ElicitResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+            ClientResult::CreateMessageResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+            other => Err(RequestError::Failed(format!("unexpected answer from the client: {other:?}"))),
+        }
     }
 
-    fn supports_elicitation(&self, url: bool) -> bool {
-        let Some(peer) = &self.peer else { return false };
-        let modes = peer.supported_elicitation_modes();
-        modes.contains(if url {
-            &rmcp::service::ElicitationMode::Url
-        } else {
-            &rmcp::service::ElicitationMode::Form
-        })
+    /// Asks through the call's result or task status, and waits for the
+    /// answer a later request brings.
+    async fn ask_deferred(
+        &mut self,
+        question: Question,
+        cancellation: &CallCancellation,
+        wait: Wait,
+    ) -> Result<Value, RequestError> {
+        let key = format!("{}-{}", if wait.approval { "approval" } else { "question" }, self.asked);
+        let request = match question {
+            Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
+            Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+        };
+        let answer = match &self.asker {
+            Asker::Requests => unreachable!("deferred questions only"),
+            Asker::Rounds(pauses) => {
+                let (answer, answered) = oneshot::channel();
+                if pauses.send(Pause { key, request, answer, lease: wait.timeout }).is_err() {
+                    return Err(RequestError::Failed("the call can no longer be paused".into()));
+                }
+                // The request that brought the call is answered now: its
+                // progress token is spent.
+                self.progress_token = None;
+                // The lease is the only clock: when it runs out the call is
+                // stopped (and cleaned up), not left running unasked.
+                tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => Err(RequestError::Cancelled),
+                    answer = answered => answer.map_err(|_| RequestError::TimedOut),
+                }
+            }
+            Asker::Task(task) => tokio::select! {
+                biased;
+                answer = task.request_input(key, request) => answer.map_err(|_| RequestError::Cancelled),
+                () = cancellation.cancelled() => Err(RequestError::Cancelled),
+                () = tokio::time::sleep(wait.timeout) => Err(RequestError::TimedOut),
+            },
+        };
+        if let Err(RequestError::TimedOut) = &answer {
+            tracing::info!(tool = %self.identity.tool, "no answer within {}", wait.flag);
+        }
+        answer
+    }
+
+    /// The wait for an elicitation or sampling question.
+    fn question_wait(&self) -> Wait {
+        Wait { timeout: self.policy.request_timeout, flag: "--elicitation-timeout", approval: false }
+    }
+
+    /// A slot among the `--max-paused` calls that may wait for the user.
+    fn pause_slot(&self) -> Result<(OwnedSemaphorePermit, Live), RequestError> {
+        match self.policy.paused_slots.clone().try_acquire_owned() {
+            Ok(permit) => Ok((permit, self.stats.paused())),
+            Err(_) => Err(RequestError::Failed(
+                "too many calls are already waiting for the user (--max-paused)".into(),
+            )),
+        }
+    }
+
+    /// Asks the user to approve `question`. `Ok` only for an explicit yes;
+    /// everything else (no, dismissed, no answer in time, cancelled, no way
+    /// to ask) is `Err` saying why. Fails closed.
+    pub async fn approve(
+        &mut self,
+        question: ApprovalQuestion,
+        cancellation: &CallCancellation,
+    ) -> Result<(), String> {
+        let tool = &question.tool;
+        if !self.elicitation_modes().0 {
+            return Err(format!(
+                "this client cannot ask the user for approval (it declared no form elicitation support); \
+                 to let `{tool}` run without asking, start mcp-wasm-host with `--no-approval {tool}`"
+            ));
+        }
+        let params = json!({
+            "mode": "form",
+            "message": question.message,
+            "requestedSchema": ApprovalQuestion::requested_schema(),
+        });
+        let params: ElicitRequestParams = serde_json::from_value(params)
+            .map_err(|err| format!("cannot word the approval request: {err}"))?;
+        let wait = Wait { timeout: self.policy.approval_timeout, flag: "--approval-timeout", approval: true };
+        match self.ask(Question::Elicit(params), cancellation, wait).await {
+            Ok(answer) => match serde_json::from_value::<ElicitResult>(answer) {
+                Ok(answer) => verdict(&answer),
+                Err(err) => Err(format!("the client's answer to the approval request is malformed: {err}")),
+            },
+            Err(RequestError::TimedOut) => Err(format!(
+                "no answer within --approval-timeout ({:?}), so it was declined",
+                self.policy.approval_timeout
+            )),
+            Err(RequestError::Cancelled) => Err("the call was cancelled while waiting for approval".into()),
+            Err(RequestError::Unsupported) => Err("there is no client to ask".into()),
+            Err(RequestError::Failed(why)) => Err(format!("the approval request failed: {why}")),
+        }
+    }
+
+    /// The elicitation modes the client declared: (form, url).
+    fn elicitation_modes(&self) -> (bool, bool) {
+        if self.peer.is_none() {
+            return (false, false);
+        }
+        let Some(elicitation) = self.capabilities.as_ref().and_then(|caps| caps.elicitation.as_ref()) else {
+            return (false, false);
+        };
+        // A client that names neither mode supports forms (2025-06-18 style).
+        if elicitation.form.is_none() && elicitation.url.is_none() {
+            return (true, false);
+        }
+        (elicitation.form.is_some(), elicitation.url.is_some())
     }
 
     fn supports_sampling(&self) -> bool {
-        self.peer
-            .as_ref()
-            .and_then(|peer| peer.peer_info())
-            .is_some_and(|info| info.capabilities.sampling.is_some())
+        self.peer.is_some() && self.capabilities.as_ref().is_some_and(|caps| caps.sampling.is_some())
     }
 }
 
@@ -394,7 +612,7 @@ impl client::Host for CallState {
         message: String,
         requested_schema: String,
     ) -> wasmtime::Result<Result<ElicitResponse, RequestError>> {
-        if !self.client.supports_elicitation(false) {
+        if !self.client.elicitation_modes().0 {
             return Ok(Err(RequestError::Unsupported));
         }
         let schema: Value = match serde_json::from_str(&requested_schema) {
@@ -418,7 +636,7 @@ impl client::Host for CallState {
         message: String,
         url: String,
     ) -> wasmtime::Result<Result<ElicitResponse, RequestError>> {
-        if !self.client.supports_elicitation(true) {
+        if !self.client.elicitation_modes().1 {
             return Ok(Err(RequestError::Unsupported));
         }
         let params = ElicitRequestParams::UrlElicitationParams {
@@ -440,29 +658,43 @@ impl client::Host for CallState {
                 return Ok(Err(RequestError::Failed(format!("not a sampling/createMessage request: {err}"))));
             }
         };
-        let request = ServerRequest::CreateMessageRequest(Request::new(params));
-        Ok(match self.client.request(request, &self.cancellation).await {
-            Ok(ClientResult::CreateMessageResult(result)) => Ok(serde_json::to_string(&result)?),
-            Ok(other) => Err(RequestError::Failed(format!("unexpected answer to sampling: {other:?}"))),
-            Err(err) => Err(err),
-        })
+        let wait = self.client.question_wait();
+        Ok(self
+            .client
+            .ask(Question::Sample(params), &self.cancellation, wait)
+            .await
+            .map(|answer| answer.to_string()))
+    }
+
+    async fn request_approval(&mut self, operation: String) -> wasmtime::Result<Result<(), String>> {
+        if self.client.identity.pre_approved {
+            return Ok(Ok(()));
+        }
+        let question = ApprovalQuestion::for_operation(&self.client.identity.tool, &operation);
+        let verdict = self.client.approve(question, &self.cancellation).await;
+        tracing::info!(
+            call_id = &*self.call_id,
+            approved = verdict.is_ok(),
+            "mid-call approval: {operation}"
+        );
+        Ok(verdict)
     }
 }
 
 impl CallState {
     async fn elicit_with(&mut self, params: ElicitRequestParams) -> Result<ElicitResponse, RequestError> {
-        let request = ServerRequest::ElicitRequest(Request::new(params));
-        match self.client.request(request, &self.cancellation).await? {
-            ClientResult::ElicitResult(result) => Ok(match result.action {
-                ElicitationAction::Accept => {
-                    ElicitResponse::Accept(result.content.unwrap_or_else(|| json!({})).to_string())
-                }
-                ElicitationAction::Decline => ElicitResponse::Decline,
-                // Cancel, and any action a later protocol adds: not an answer.
-                _ => ElicitResponse::Cancel,
-            }),
-            other => Err(RequestError::Failed(format!("unexpected answer to elicitation: {other:?}"))),
-        }
+        let wait = self.client.question_wait();
+        let answer = self.client.ask(Question::Elicit(params), &self.cancellation, wait).await?;
+        let result: ElicitResult = serde_json::from_value(answer)
+            .map_err(|err| RequestError::Failed(format!("malformed answer to the elicitation: {err}")))?;
+        Ok(match result.action {
+            ElicitationAction::Accept => {
+                ElicitResponse::Accept(result.content.unwrap_or_else(|| json!({})).to_string())
+            }
+            ElicitationAction::Decline => ElicitResponse::Decline,
+            // Cancel, and any action a later protocol adds: not an answer.
+            _ => ElicitResponse::Cancel,
+        })
     }
 }
 

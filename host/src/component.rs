@@ -21,6 +21,9 @@ use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
 use crate::sandbox::{CallState, Grants, StoreBudget, new_store};
 
+/// The version of the `mcp:tool` contract (`wit/`) this host implements.
+pub const CONTRACT_VERSION: &str = "0.2.0";
+
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
 const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -50,6 +53,8 @@ pub struct ToolSpec {
     pub output_schema: Option<Arc<Map<String, Value>>>,
     /// Behaviour hints.
     pub annotations: Annotations,
+    /// The component's own word on whether calls need the user's approval.
+    pub needs_approval: Option<bool>,
     validator: jsonschema::Validator,
     output_validator: Option<jsonschema::Validator>,
 }
@@ -125,6 +130,14 @@ impl ToolComponent {
         }
 
         let instance_pre = linker.instantiate_pre(&component).map_err(|err| {
+            let text = format!("{err:#}");
+            if text.contains("mcp:tool/") && !text.contains(&format!("@{CONTRACT_VERSION}")) {
+                return anyhow!(
+                    "{shown} was built against another version of the mcp:tool contract \
+                     ({text}); this host implements mcp:tool@{CONTRACT_VERSION}: rebuild the \
+                     component against this host's wit/"
+                );
+            }
             anyhow!(
                 "{shown} needs an import the host does not provide: {err:#}\n\
                  The host provides WASI 0.2 (files and environment only as granted) \
@@ -134,7 +147,7 @@ impl ToolComponent {
         let pre = ToolComponentPre::new(instance_pre).map_err(|err| {
             anyhow!(
                 "{shown} does not implement the mcp:tool contract \
-                 (it must export mcp:tool/tool@0.1.x; build it against wit/ \
+                 (it must export mcp:tool/tool@0.2.x; build it against wit/ \
                  with world `tool-component`): {err:#}"
             )
         })?;
@@ -223,6 +236,7 @@ impl ToolSpec {
             input_schema: Arc::new(input_schema),
             output_schema: output_schema.map(Arc::new),
             annotations: info.annotations,
+            needs_approval: info.needs_approval,
             validator,
             output_validator,
         })
@@ -272,6 +286,7 @@ mod tests {
                 idempotent: None,
                 open_world: None,
             },
+            needs_approval: None,
         })
         .unwrap()
     }
@@ -310,6 +325,7 @@ mod tests {
                 idempotent: None,
                 open_world: None,
             },
+            needs_approval: None,
         };
         assert!(ToolSpec::from_info(info.clone()).is_err());
         info.input_schema = "{not json".into();

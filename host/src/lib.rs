@@ -6,8 +6,10 @@
 //!   stop every call) or Streamable HTTP;
 //! - [`server`]: MCP `tools/list` / `tools/call` (rmcp), argument validation,
 //!   outcome → MCP result (with [`content`]), the status resource;
-//! - [`call`]: one call's life: a slot, run, cancel, grace, forced stop,
-//!   cleanup (with [`limits`] naming what was exceeded);
+//! - [`approval`]: which calls need the user's yes first, and how it is asked;
+//! - [`paused`]: calls paused across requests under a lease (2026-07-28);
+//! - [`call`]: one call's life: approval, a slot, run, cancel, grace, forced
+//!   stop, cleanup (with [`limits`] naming what was exceeded);
 //! - [`cancellation`]: the per-call stop signal, also the guest's `cancelled`;
 //! - [`client`]: what a guest asks of the MCP client (log, progress,
 //!   elicitation, sampling), withdrawn when its call stops;
@@ -18,6 +20,7 @@
 //! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
 //! - [`stats`]: live counts, so tests and operators can see nothing leaks.
 
+pub mod approval;
 pub mod bindings;
 pub mod call;
 pub mod cancellation;
@@ -28,6 +31,7 @@ pub mod content;
 pub mod engine;
 pub mod http;
 pub mod limits;
+pub mod paused;
 pub mod priority;
 pub mod sandbox;
 pub mod server;
@@ -41,6 +45,7 @@ use anyhow::{Context as _, Result};
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::ApprovalPolicy;
 use crate::call::CallRunner;
 use crate::cli::ServeArgs;
 use crate::component::{ToolComponent, host_linker};
@@ -92,8 +97,16 @@ pub async fn build_server(
     let client_policy = client::ClientPolicy {
         request_timeout: args.elicitation_timeout,
         max_requests_per_call: args.max_questions,
+        approval_timeout: args.approval_timeout,
+        paused_slots: Arc::new(tokio::sync::Semaphore::new(args.max_paused as usize)),
     };
-    ToolServer::new(components, runner, client_policy)
+    let approvals = ApprovalPolicy {
+        require: args.require_approval.clone(),
+        waive: args.no_approval.clone(),
+        timeout: args.approval_timeout,
+        max_paused: args.max_paused,
+    };
+    ToolServer::new(components, runner, client_policy, approvals)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {

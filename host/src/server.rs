@@ -4,6 +4,14 @@
 //! on the other: it routes a call to the component that offers the tool,
 //! validates the arguments against the tool's schema, hands the call to the
 //! [`CallRunner`] and maps the [`CallOutcome`] back to an MCP result.
+//!
+//! A call runs one of three ways, by what the client speaks:
+//! - inside its request (up to protocol 2025-11-25): questions to the user
+//!   are requests to the client;
+//! - as a task, when the client declared the tasks extension: the call
+//!   answers with the task at once, and questions show as `input_required`;
+//! - in a task of its own that a chain of requests drives (2026-07-28): a
+//!   question pauses the call under a lease ([`PausedCalls`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,22 +20,26 @@ use anyhow::{Result, bail};
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ErrorCode,
-    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CancelledNotificationParam,
+    CreateTaskResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
+use crate::approval::{ApprovalPolicy, ApprovalQuestion};
 use crate::bindings::types::CallError;
-use crate::call::{CallOutcome, CallRunner};
+use crate::call::{CallOutcome, CallRunner, CallSignals};
 use crate::cancellation::StopReason;
-use crate::client::{ClientLink, ClientPolicy, SessionState};
+use crate::client::{Asker, CallIdentity, ClientLink, ClientPolicy, SessionState};
 use crate::component::{ToolComponent, ToolSpec};
 use crate::content;
+use crate::paused::{Execution, PausedCalls};
 
 /// The MCP server: every tool of every loaded component. One value per MCP
 /// session (stdio has one; HTTP makes one per session with
@@ -46,6 +58,26 @@ struct Inner {
     runner: CallRunner,
     /// How calls may use the client (question timeout and budget).
     client_policy: ClientPolicy,
+    /// Which calls need the user's approval.
+    approvals: ApprovalPolicy,
+    /// Calls run as tasks (the tasks extension).
+    tasks: TaskManager,
+    /// Calls paused across requests (2026-07-28).
+    paused: Arc<PausedCalls>,
+}
+
+/// A routed, validated call, ready to run anywhere.
+#[derive(Clone)]
+struct CallPlan {
+    component: Arc<ToolComponent>,
+    index: usize,
+    arguments: Value,
+}
+
+impl CallPlan {
+    fn spec(&self) -> &ToolSpec {
+        &self.component.tools[self.index]
+    }
 }
 
 /// The URI of the resource that reports the host's live counts.
@@ -58,6 +90,7 @@ impl ToolServer {
         components: Vec<ToolComponent>,
         runner: CallRunner,
         client_policy: ClientPolicy,
+        approvals: ApprovalPolicy,
     ) -> Result<Self> {
         let mut routes: HashMap<String, (Arc<ToolComponent>, usize)> = HashMap::new();
         let mut listed = Vec::new();
@@ -76,7 +109,10 @@ impl ToolServer {
                 routes.insert(spec.name.clone(), (component.clone(), index));
             }
         }
-        let inner = Inner { routes, listed, runner, client_policy };
+        approvals.validate(routes.keys().map(String::as_str))?;
+        let paused = PausedCalls::new(runner.stats().clone());
+        let inner =
+            Inner { routes, listed, runner, client_policy, approvals, tasks: TaskManager::new(), paused };
         Ok(Self { inner: Arc::new(inner), session: Arc::default() })
     }
 
@@ -113,8 +149,12 @@ fn mcp_tool(spec: &ToolSpec) -> Tool {
 #[allow(deprecated)]
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
-            ServerCapabilities::builder().enable_tools().enable_logging().enable_resources().build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .enable_resources()
+            .enable_tasks()
+            .build();
         ServerConfig::new(capabilities).with_server_info(
             Implementation::new("mcp-wasm-host", env!("CARGO_PKG_VERSION")).with_title("mcp-wasm-host"),
         )
@@ -183,6 +223,70 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let span = tracing::info_span!("tools/call", request = %context.id);
+        if let Some(state) = &request.request_state {
+            // A follow-up to a paused call (2026-07-28): it carries the answer.
+            let responses = request.input_responses.clone();
+            return self
+                .inner
+                .paused
+                .resume(state, &request.name, responses, &context.ct)
+                .instrument(span)
+                .await;
+        }
+        let plan = self.plan(request)?;
+        if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
+            return Ok(self.start_task(plan, &context));
+        }
+        if speaks_in_rounds(&context) {
+            let execution = self.start_execution(plan, &context, span);
+            return self.inner.paused.drive(execution, &context.ct).await;
+        }
+        // Up to 2025-11-25 the call runs inside its request.
+        let client = self.client_link(&plan, &context, Asker::Requests, context.meta.get_progress_token());
+        let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
+        self.execute(&plan, signals, client).instrument(span).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.inner.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.tasks.update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // The task's run watches for this and stops the call the usual way.
+        self.inner.tasks.cancel_task(&request.task_id)?;
+        self.inner.runner.interrupt_guests();
+        Ok(())
+    }
+}
+
+/// Whether the session is on protocol 2026-07-28 or later, where the server
+/// sends the client no requests and questions travel in results.
+fn speaks_in_rounds(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+impl ToolServer {
+    /// Routes `request` to its tool and checks its arguments.
+    fn plan(&self, request: CallToolRequestParams) -> Result<CallPlan, McpError> {
         let name = request.name.as_ref();
         let Some((component, index)) = self.inner.routes.get(name) else {
             let mut available: Vec<&str> = self.inner.routes.keys().map(String::as_str).collect();
@@ -192,32 +296,131 @@ impl ServerHandler for ToolServer {
                 Some(json!({ "available": available })),
             ));
         };
-        let spec = &component.tools[*index];
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        if let Err(errors) = spec.check_arguments(&arguments) {
+        if let Err(errors) = component.tools[*index].check_arguments(&arguments) {
             return Err(McpError::invalid_params(
                 format!("arguments do not match the input schema of `{name}`: {}", errors.join("; ")),
                 Some(json!({ "errors": errors })),
             ));
         }
+        Ok(CallPlan { component: component.clone(), index: *index, arguments })
+    }
 
-        let client = ClientLink::new(
+    fn client_link(
+        &self,
+        plan: &CallPlan,
+        context: &RequestContext<RoleServer>,
+        asker: Asker,
+        progress_token: Option<rmcp::model::ProgressToken>,
+    ) -> ClientLink {
+        let spec = plan.spec();
+        let identity =
+            CallIdentity { tool: spec.name.clone(), pre_approved: self.inner.approvals.pre_approved(spec) };
+        ClientLink::new(
             context.peer.clone(),
-            context.meta.get_progress_token(),
+            context.client_capabilities(),
+            asker,
+            identity,
+            progress_token,
             self.session.clone(),
-            self.inner.client_policy,
+            self.inner.client_policy.clone(),
             self.inner.runner.stats().clone(),
-        );
-        // Every log line of the call carries the JSON-RPC id the client knows it by.
-        let span = tracing::info_span!("tools/call", request = %context.id);
-        let outcome = self
+        )
+    }
+
+    /// Runs a planned call to its MCP response: approval first if the tool
+    /// needs it, then the guest, then the result checks.
+    async fn execute(
+        &self,
+        plan: &CallPlan,
+        signals: CallSignals,
+        client: ClientLink,
+    ) -> Result<CallToolResponse, McpError> {
+        let spec = plan.spec();
+        let approval = self
             .inner
-            .runner
-            .run(component, name, &arguments.to_string(), context.ct.clone(), client)
-            .instrument(span)
-            .await;
-        let response = to_response(name, outcome)?;
+            .approvals
+            .needs_approval(spec)
+            .then(|| ApprovalQuestion::for_call(&spec.name, &plan.arguments));
+        let arguments = plan.arguments.to_string();
+        let outcome =
+            self.inner.runner.run(&plan.component, &spec.name, &arguments, signals, client, approval).await;
+        let response = to_response(&spec.name, outcome)?;
         Ok(check_output(spec, response))
+    }
+
+    /// Starts the call in a task of its own, for a session where questions
+    /// travel in results (2026-07-28).
+    fn start_execution(
+        &self,
+        plan: CallPlan,
+        context: &RequestContext<RoleServer>,
+        span: tracing::Span,
+    ) -> Execution {
+        let (pauses_tx, pauses) = tokio::sync::mpsc::unbounded_channel();
+        let (done_tx, done) = tokio::sync::oneshot::channel();
+        let signals = CallSignals::default();
+        let client =
+            self.client_link(&plan, context, Asker::Rounds(pauses_tx), context.meta.get_progress_token());
+        let execution = Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone() };
+        let server = self.clone();
+        tokio::spawn(
+            async move {
+                let response = server.execute(&plan, signals, client).await;
+                let _ = done_tx.send(response);
+            }
+            .instrument(span),
+        );
+        execution
+    }
+
+    /// Starts the call as a task (the tasks extension) and returns the task.
+    fn start_task(&self, plan: CallPlan, context: &RequestContext<RoleServer>) -> CallToolResponse {
+        let server = self.clone();
+        let span = tracing::info_span!("tools/call", request = %context.id);
+        let make_client = {
+            let (server, plan, context) = (self.clone(), plan.clone(), context.clone());
+            move |task: TaskContext| server.client_link(&plan, &context, Asker::Task(task), None)
+        };
+        // rmcp drops a task's future when its time to live runs out; the run
+        // below outlives that and stops the call itself, so keep the TTL
+        // above any call's own bounds.
+        let limits = self.inner.runner.limits();
+        let ttl =
+            limits.timeout + self.inner.client_policy.approval_timeout + std::time::Duration::from_secs(60);
+        let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);
+        let task = self.inner.tasks.spawn(options, move |task| {
+            Box::pin(
+                async move {
+                    let signals = CallSignals::default();
+                    let cancel = signals.client_cancel.clone();
+                    let client = make_client(task.clone());
+                    // In a task of its own: if rmcp drops this future, the
+                    // guard below stops the call and it still cleans up.
+                    let run = tokio::spawn(async move { server.execute(&plan, signals, client).await });
+                    let _stop_if_dropped = cancel.clone().drop_guard();
+                    let mut run = std::pin::pin!(run);
+                    let response = tokio::select! {
+                        response = run.as_mut() => response,
+                        () = task.cancelled() => {
+                            cancel.cancel();
+                            run.await
+                        }
+                    };
+                    match response {
+                        Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
+                        _ if task.is_cancel_requested() => Err(TaskExit::Cancelled),
+                        Ok(Ok(_)) => {
+                            Err(TaskExit::Error(McpError::internal_error("unexpected response", None)))
+                        }
+                        Ok(Err(error)) => Err(TaskExit::Error(error)),
+                        Err(join) => Err(TaskExit::Error(McpError::internal_error(join.to_string(), None))),
+                    }
+                }
+                .instrument(span),
+            )
+        });
+        CallToolResponse::Task(CreateTaskResult::new(task))
     }
 }
 
@@ -253,11 +456,17 @@ fn to_response(tool: &str, outcome: CallOutcome) -> Result<CallToolResponse, Mcp
         CallOutcome::Stopped(StopReason::ClientCancelled) => {
             return Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None));
         }
+        CallOutcome::Stopped(StopReason::NoAnswer) => content::error_result(format!(
+            "tool `{tool}` was stopped: it waited for the user's answer longer than its lease (--approval-timeout)"
+        )),
         CallOutcome::Stopped(_) => {
             content::error_result(format!("tool `{tool}` was stopped: the server is shutting down"))
         }
         CallOutcome::LimitHit(limit) => content::error_result(format!("tool `{tool}` was stopped: {limit}")),
         CallOutcome::Crashed(detail) => content::error_result(format!("tool `{tool}` crashed: {detail}")),
+        CallOutcome::Declined(why) => content::error_result(format!(
+            "tool `{tool}` did not run: it needs the user's approval, and {why}"
+        )),
     };
     Ok(CallToolResponse::Complete(result))
 }

@@ -10,6 +10,8 @@ pub struct Stats {
     live_calls: AtomicU64,
     live_stores: AtomicU64,
     open_client_requests: AtomicU64,
+    paused_calls: AtomicU64,
+    leases: AtomicU64,
     calls_total: AtomicU64,
     cleanups_total: AtomicU64,
 }
@@ -24,6 +26,11 @@ pub struct StatsSnapshot {
     /// Requests sent to the client (elicitation, sampling) and not yet
     /// answered or withdrawn.
     pub open_client_requests: u64,
+    /// Calls waiting for the user: for an approval, or for an answer that
+    /// comes in a later request (2026-07-28 sessions, tasks).
+    pub paused_calls: u64,
+    /// Paused calls held for a later `tools/call` to resume (2026-07-28).
+    pub leases: u64,
     /// Calls started since the host started.
     pub calls_total: u64,
     /// Cleanup exports run since the host started.
@@ -65,6 +72,18 @@ impl Stats {
         Live { stats: self.clone(), counter: |stats| &stats.open_client_requests }
     }
 
+    /// Counts a paused call in; it is counted out when the guard drops.
+    pub fn paused(self: &Arc<Self>) -> Live {
+        self.paused_calls.fetch_add(1, Ordering::Relaxed);
+        Live { stats: self.clone(), counter: |stats| &stats.paused_calls }
+    }
+
+    /// Counts a lease in; it is counted out when the guard drops.
+    pub fn lease(self: &Arc<Self>) -> Live {
+        self.leases.fetch_add(1, Ordering::Relaxed);
+        Live { stats: self.clone(), counter: |stats| &stats.leases }
+    }
+
     /// Records that a cleanup export ran.
     pub fn cleanup_ran(&self) {
         self.cleanups_total.fetch_add(1, Ordering::Relaxed);
@@ -76,6 +95,8 @@ impl Stats {
             live_calls: self.live_calls.load(Ordering::Relaxed),
             live_stores: self.live_stores.load(Ordering::Relaxed),
             open_client_requests: self.open_client_requests.load(Ordering::Relaxed),
+            paused_calls: self.paused_calls.load(Ordering::Relaxed),
+            leases: self.leases.load(Ordering::Relaxed),
             calls_total: self.calls_total.load(Ordering::Relaxed),
             cleanups_total: self.cleanups_total.load(Ordering::Relaxed),
         }

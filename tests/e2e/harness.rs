@@ -17,12 +17,12 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, JsonObject,
-    ProgressNotificationParam, Request, RequestId,
+    ProgressNotificationParam, ProtocolVersion, Request, RequestId,
 };
 use rmcp::service::{
     NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService, ServiceError,
 };
-use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt as _};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, ErrorData as McpError, RoleClient};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
@@ -90,31 +90,102 @@ impl Lines {
     }
 }
 
+/// What the test client says to an approval request (a form with an
+/// `approve` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Approval {
+    /// Accept the form with `approve: true`.
+    #[default]
+    Approve,
+    /// Accept the form with `approve: false`.
+    Deny,
+    /// The `decline` action.
+    Decline,
+}
+
 /// The test's MCP client: declares elicitation, answers each question with
-/// `answer N` (or, from question `hold_from` on, never answers and waits to
-/// be told the question was withdrawn), and records what it sees in `events`:
-/// `elicit N: MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`.
-#[derive(Clone, Default)]
+/// `answer N` and each approval request as `approval` says (or, from
+/// question `hold_from` on, never answers and waits to be told the question
+/// was withdrawn), and records what it sees in `events`: `elicit N:
+/// MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`.
+#[derive(Clone)]
 pub struct TestClient {
     /// What the client saw, one line per event.
     pub events: Arc<Lines>,
     questions: Arc<AtomicUsize>,
     hold_from: Arc<AtomicUsize>,
+    approval: Arc<Mutex<Approval>>,
+    /// Capabilities it declares.
+    capabilities: ClientCapabilities,
+}
+
+impl Default for TestClient {
+    fn default() -> Self {
+        TestClient::declaring(ClientCapabilities::builder().enable_elicitation().build())
+    }
 }
 
 impl TestClient {
+    /// A client that declares `capabilities`.
+    pub fn declaring(capabilities: ClientCapabilities) -> Self {
+        TestClient {
+            events: Arc::default(),
+            questions: Arc::default(),
+            hold_from: Arc::default(),
+            approval: Arc::default(),
+            capabilities,
+        }
+    }
+
     /// From question `n` (1-based) on, hold the question open until withdrawn.
     pub fn hold_from(&self, n: usize) {
         self.hold_from.store(n, Ordering::SeqCst);
+    }
+
+    /// How to answer approval requests from now on.
+    pub fn answer_approvals(&self, approval: Approval) {
+        *self.approval.lock().unwrap() = approval;
+    }
+
+    /// The answer to elicitation `request` (numbered `n`), as scripted.
+    pub fn answer(&self, n: usize, request: &ElicitRequestParams) -> ElicitResult {
+        let is_approval = match request {
+            ElicitRequestParams::FormElicitationParams { requested_schema, .. } => {
+                serde_json::to_value(requested_schema).unwrap()["properties"].get("approve").is_some()
+            }
+            _ => false,
+        };
+        if !is_approval {
+            let mut result = ElicitResult::new(ElicitationAction::Accept);
+            result.content = Some(serde_json::json!({ "answer": format!("answer {n}") }));
+            return result;
+        }
+        match *self.approval.lock().unwrap() {
+            Approval::Decline => ElicitResult::new(ElicitationAction::Decline),
+            verdict => {
+                let mut result = ElicitResult::new(ElicitationAction::Accept);
+                result.content = Some(serde_json::json!({ "approve": verdict == Approval::Approve }));
+                result
+            }
+        }
+    }
+
+    /// Records elicitation `request` as `elicit N: MESSAGE` and returns N.
+    pub fn record(&self, request: &ElicitRequestParams) -> usize {
+        let n = self.questions.fetch_add(1, Ordering::SeqCst) + 1;
+        let message = match request {
+            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+            ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        self.events.push(format!("elicit {n}: {message}"));
+        n
     }
 }
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::builder().enable_elicitation().build(),
-            Implementation::new("mcp-wasm-host-e2e", "1.0.0"),
-        )
+        ClientConfig::new(self.capabilities.clone(), Implementation::new("mcp-wasm-host-e2e", "1.0.0"))
     }
 
     async fn create_elicitation(
@@ -122,13 +193,7 @@ impl ClientHandler for TestClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let n = self.questions.fetch_add(1, Ordering::SeqCst) + 1;
-        let message = match &request {
-            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
-            ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
-            _ => String::new(),
-        };
-        self.events.push(format!("elicit {n}: {message}"));
+        let n = self.record(&request);
         let hold_from = self.hold_from.load(Ordering::SeqCst);
         if hold_from != 0 && n >= hold_from {
             // rmcp cancels this token when the server sends notifications/cancelled.
@@ -136,9 +201,7 @@ impl ClientHandler for TestClient {
             self.events.push(format!("withdrawn {n}"));
             return Err(McpError::internal_error("withdrawn", None));
         }
-        let mut result = ElicitResult::new(ElicitationAction::Accept);
-        result.content = Some(serde_json::json!({ "answer": format!("answer {n}") }));
-        Ok(result)
+        Ok(self.answer(n, &request))
     }
 
     async fn on_progress(
@@ -188,6 +251,11 @@ pub struct Start {
     /// Record stdout frames for assertions (benchmarks turn it off to time
     /// the bare pipe).
     pub tap_stdout: bool,
+    /// The client: what it declares and how it answers.
+    pub client: TestClient,
+    /// How the client opens the session: `initialize` (up to 2025-11-25) or
+    /// `server/discover` on 2026-07-28.
+    pub discover: bool,
 }
 
 impl Start {
@@ -200,7 +268,21 @@ impl Start {
             rust_log: "mcp_wasm_host=debug,info".into(),
             program: host_binary(),
             tap_stdout: true,
+            client: TestClient::default(),
+            discover: false,
         }
+    }
+
+    /// Connects with `client` instead of the default one.
+    pub fn client(mut self, client: TestClient) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// Opens a 2026-07-28 session with `server/discover` (no `initialize`).
+    pub fn discover(mut self) -> Self {
+        self.discover = true;
+        self
     }
 
     /// Logs at `filter` instead (benchmarks keep logging off the hot path).
@@ -240,11 +322,20 @@ impl Host {
                 }
             });
         }
-        let test_client = TestClient::default();
-        let client = if start.tap_stdout {
-            Self::tapped(test_client.clone(), stdout, stdin, &wire, &garbage).await
+        let test_client = start.client.clone();
+        let lifecycle = if start.discover {
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
         } else {
-            test_client.clone().serve((stdout, stdin)).await.expect("MCP initialize")
+            ClientLifecycleMode::Initialize
+        };
+        let client = if start.tap_stdout {
+            Self::tapped(test_client.clone(), stdout, stdin, &wire, &garbage, lifecycle).await
+        } else {
+            test_client
+                .clone()
+                .serve_with_lifecycle((stdout, stdin), lifecycle)
+                .await
+                .expect("MCP session start")
         };
         Host { client, test_client, child, wire, stderr: stderr_lines, garbage }
     }
@@ -257,6 +348,7 @@ impl Host {
         stdin: tokio::process::ChildStdin,
         wire: &Arc<Lines>,
         garbage: &Arc<Lines>,
+        lifecycle: ClientLifecycleMode,
     ) -> RunningService<RoleClient, TestClient> {
         let (client_read, mut tap_write) = tokio::io::duplex(1 << 20);
         {
@@ -274,7 +366,7 @@ impl Host {
                 }
             });
         }
-        handler.serve((client_read, stdin)).await.expect("MCP initialize")
+        handler.serve_with_lifecycle((client_read, stdin), lifecycle).await.expect("MCP session start")
     }
 
     /// Calls `tool` and waits for its result.
@@ -344,7 +436,12 @@ impl Host {
         let wait = async {
             loop {
                 let now = self.status().await;
-                if now["live_calls"] == 0 && now["live_stores"] == 0 && now["open_client_requests"] == 0 {
+                if now["live_calls"] == 0
+                    && now["live_stores"] == 0
+                    && now["open_client_requests"] == 0
+                    && now["paused_calls"] == 0
+                    && now["leases"] == 0
+                {
                     return now;
                 }
                 // A returned call's store is reset in the background.
@@ -361,7 +458,8 @@ impl Host {
     }
 }
 
-fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
+/// `tools/call` params for `tool` with `arguments` (an object, or null for none).
+pub fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(tool.to_string());
     params.arguments = match arguments {
         Value::Object(map) => Some(map),

@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod approval;
 mod cancel;
 mod client_requests;
 mod fuzz;

@@ -11,7 +11,11 @@
 //! - `survey`: asks the user `questions` questions in a row (elicitation);
 //! - `sign_in`: sends the user to a URL (URL-mode elicitation);
 //! - `compute`: a tight loop, for measuring fuel and epoch overhead;
-//! - `allocate`: allocates memory, for the memory limit.
+//! - `allocate`: allocates memory, for the memory limit;
+//! - `delete_records`: needs the user's approval before it runs (declared
+//!   in its tool info);
+//! - `prune`: asks the user's approval mid-call for one operation, while
+//!   holding `<call-id>.lock`.
 //!
 //! `spin` and `stall` stand in for a tool holding external state (a
 //! transaction, a socket): when a directory is granted (`--dir`), they create
@@ -77,20 +81,22 @@ impl Guest for Demo {
                 None,
                 hints(true, false),
             ),
-            tool(
+            // Destructive (they hold external state), but only demos of
+            // cancellation: they say so rather than asking every time.
+            no_approval(tool(
                 "spin",
                 "Computes forever and ignores cancellation; holds <call-id>.lock in the granted directory.",
                 json!({ "type": "object", "properties": {}, "additionalProperties": false }),
                 None,
                 hints(false, true),
-            ),
-            tool(
+            )),
+            no_approval(tool(
                 "stall",
                 "Sleeps for an hour in a host call and ignores cancellation; holds <call-id>.lock in the granted directory.",
                 json!({ "type": "object", "properties": {}, "additionalProperties": false }),
                 None,
                 hints(false, true),
-            ),
+            )),
             tool(
                 "survey",
                 "Asks the user `questions` short questions in a row and returns the answers.",
@@ -136,6 +142,34 @@ impl Guest for Demo {
                 }),
                 None,
                 hints(true, false),
+            ),
+            ToolInfo {
+                needs_approval: Some(true),
+                ..tool(
+                    "delete_records",
+                    "Deletes every record of `table` (pretend). The user must approve each call first.",
+                    json!({
+                        "type": "object",
+                        "properties": { "table": { "type": "string", "description": "Which table to empty" } },
+                        "required": ["table"],
+                        "additionalProperties": false
+                    }),
+                    None,
+                    hints(false, true),
+                )
+            },
+            tool(
+                "prune",
+                "Finds `count` old snapshots, then asks the user's approval before deleting them. \
+                 Holds <call-id>.lock in the granted directory meanwhile.",
+                json!({
+                    "type": "object",
+                    "properties": { "count": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 3 } },
+                    "additionalProperties": false
+                }),
+                None,
+                // Finding is harmless; only the one step that deletes asks.
+                hints(false, false),
             ),
         ]
     }
@@ -194,6 +228,12 @@ impl Guest for Demo {
                 }
                 Ok(text(&x.to_string()))
             }
+            "delete_records" => {
+                // Only reached once the user approved (the host asked first).
+                let table = args["table"].as_str().unwrap_or_default();
+                Ok(text(&format!("deleted every record of {table}")))
+            }
+            "prune" => prune(&call_id, &args, &cancelled),
             "allocate" => {
                 let mib = args["mib"].as_u64().unwrap_or(0) as usize;
                 let block = vec![1u8; mib << 20];
@@ -208,6 +248,25 @@ impl Guest for Demo {
             // Already gone is fine: cleanup must be safe to run for any call.
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+fn prune(call_id: &str, args: &Value, cancelled: &Cancelled) -> Result<CallResult, CallError> {
+    let count = args["count"].as_u64().unwrap_or(3);
+    // Stands in for a lock or transaction held while the user decides.
+    hold_lock(call_id)?;
+    let approval = client::request_approval(&format!("Delete {count} old snapshots for good?"));
+    if cancelled.is_cancelled() {
+        // Stopped while waiting (cancelled, or no answer in time): the
+        // host runs `cleanup`, which releases the lock.
+        return Err(CallError::Cancelled);
+    }
+    if let Some(path) = lock_path(call_id) {
+        let _ = std::fs::remove_file(path);
+    }
+    match approval {
+        Ok(()) => Ok(text(&format!("pruned {count} snapshots"))),
+        Err(why) => Err(CallError::Failed(format!("nothing pruned: {why}"))),
     }
 }
 
@@ -328,7 +387,12 @@ fn tool(
         input_schema: input.to_string(),
         output_schema: output.map(|schema| schema.to_string()),
         annotations,
+        needs_approval: None,
     }
+}
+
+fn no_approval(tool: ToolInfo) -> ToolInfo {
+    ToolInfo { needs_approval: Some(false), ..tool }
 }
 
 bindings::export!(Demo with_types_in bindings);

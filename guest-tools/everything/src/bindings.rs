@@ -62,6 +62,11 @@ pub mod mcp {
                 pub output_schema: Option<Json>,
                 /// Behaviour hints for clients.
                 pub annotations: Annotations,
+                /// Whether a call needs the user's approval before the tool runs.
+                /// `none` lets the host decide: tools marked `destructive: some(true)`
+                /// need it, others do not. The user has the last word either way
+                /// (`--require-approval`, `--no-approval`).
+                pub needs_approval: Option<bool>,
             }
             impl ::core::fmt::Debug for ToolInfo {
                 fn fmt(
@@ -75,6 +80,7 @@ pub mod mcp {
                         .field("input-schema", &self.input_schema)
                         .field("output-schema", &self.output_schema)
                         .field("annotations", &self.annotations)
+                        .field("needs-approval", &self.needs_approval)
                         .finish()
                 }
             }
@@ -283,6 +289,10 @@ pub mod mcp {
                 DeadlineExceeded,
                 /// The host is shutting down (client disconnected, SIGINT, SIGTERM).
                 Shutdown,
+                /// The call was paused waiting for the user (an approval or a
+                /// question on a session where the client answers in a later
+                /// request), and no answer came before its lease ran out.
+                NoAnswer,
                 /// The call hit a resource limit (fuel, memory, stack) or trapped.
                 /// Only ever passed to `cleanup`: the call itself is gone by then.
                 LimitExceeded,
@@ -302,6 +312,9 @@ pub mod mcp {
                         StopReason::Shutdown => {
                             f.debug_tuple("StopReason::Shutdown").finish()
                         }
+                        StopReason::NoAnswer => {
+                            f.debug_tuple("StopReason::NoAnswer").finish()
+                        }
                         StopReason::LimitExceeded => {
                             f.debug_tuple("StopReason::LimitExceeded").finish()
                         }
@@ -318,7 +331,8 @@ pub mod mcp {
                         0 => StopReason::ClientCancelled,
                         1 => StopReason::DeadlineExceeded,
                         2 => StopReason::Shutdown,
-                        3 => StopReason::LimitExceeded,
+                        3 => StopReason::NoAnswer,
+                        4 => StopReason::LimitExceeded,
                         _ => panic!("invalid enum discriminant"),
                     }
                 }
@@ -485,7 +499,7 @@ pub mod mcp {
                     let ptr2 = vec2.as_ptr().cast::<u8>();
                     let len2 = vec2.len();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "log"]
                         fn wit_import3(
@@ -547,7 +561,7 @@ pub mod mcp {
                         None => (0i32, ::core::ptr::null_mut(), 0usize),
                     };
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "progress"]
                         fn wit_import3(
@@ -611,7 +625,7 @@ pub mod mcp {
                     let len1 = vec1.len();
                     let ptr2 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "elicit"]
                         fn wit_import3(
@@ -736,7 +750,7 @@ pub mod mcp {
                     let len1 = vec1.len();
                     let ptr2 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "elicit-url"]
                         fn wit_import3(
@@ -857,7 +871,7 @@ pub mod mcp {
                     let len0 = vec0.len();
                     let ptr1 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "mcp:tool/client@0.1.0")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "sample"]
                         fn wit_import2(_: *mut u8, _: usize, _: *mut u8);
@@ -925,6 +939,78 @@ pub mod mcp {
                     result12
                 }
             }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Asks the user to approve one operation the call is about to do that
+            /// should not happen unasked (deleting data, spending money, sending a
+            /// message). `operation` says what, in a sentence the user will read.
+            ///
+            /// Returns `ok` once the user approved. Anything else is `err` with the
+            /// reason, and the tool must not go ahead: the user declined or
+            /// dismissed it, no answer came within the host's `--approval-timeout`
+            /// (auto-decline), the call was cancelled, or the client has no way to
+            /// ask (fail closed). If the user started the host with `--no-approval`
+            /// for this tool, the answer is `ok` at once.
+            ///
+            /// On sessions where the client answers in a later request (protocol
+            /// 2026-07-28, or a call run as a task), the call stays paused here
+            /// until the answer arrives; it is not re-run.
+            pub fn request_approval(operation: &str) -> Result<(), _rt::String> {
+                unsafe {
+                    #[cfg_attr(target_pointer_width = "64", repr(align(8)))]
+                    #[cfg_attr(target_pointer_width = "32", repr(align(4)))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 3 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 3
+                            * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let vec0 = operation;
+                    let ptr0 = vec0.as_ptr().cast::<u8>();
+                    let len0 = vec0.len();
+                    let ptr1 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "mcp:tool/client@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "request-approval"]
+                        fn wit_import2(_: *mut u8, _: usize, _: *mut u8);
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import2(_: *mut u8, _: usize, _: *mut u8) {
+                        unreachable!()
+                    }
+                    unsafe { wit_import2(ptr0.cast_mut(), len0, ptr1) };
+                    let l3 = i32::from(*ptr1.add(0).cast::<u8>());
+                    let result7 = match l3 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l4 = *ptr1
+                                    .add(::core::mem::size_of::<*const u8>())
+                                    .cast::<*mut u8>();
+                                let l5 = *ptr1
+                                    .add(2 * ::core::mem::size_of::<*const u8>())
+                                    .cast::<usize>();
+                                let len6 = l5;
+                                let bytes6 = _rt::Vec::from_raw_parts(
+                                    l4.cast(),
+                                    len6,
+                                    len6,
+                                );
+                                _rt::string_lift(bytes6)
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result7
+                }
+            }
         }
         /// How a running call learns that it should stop.
         ///
@@ -976,7 +1062,7 @@ pub mod mcp {
                     unreachable!();
                     #[cfg(target_arch = "wasm32")]
                     {
-                        #[link(wasm_import_module = "mcp:tool/cancellation@0.1.0")]
+                        #[link(wasm_import_module = "mcp:tool/cancellation@0.2.0")]
                         unsafe extern "C" {
                             #[link_name = "[resource-drop]cancelled"]
                             fn drop(_: u32);
@@ -991,7 +1077,7 @@ pub mod mcp {
                 pub fn is_cancelled(&self) -> bool {
                     unsafe {
                         #[cfg(target_arch = "wasm32")]
-                        #[link(wasm_import_module = "mcp:tool/cancellation@0.1.0")]
+                        #[link(wasm_import_module = "mcp:tool/cancellation@0.2.0")]
                         unsafe extern "C" {
                             #[link_name = "[method]cancelled.is-cancelled"]
                             fn wit_import0(_: i32) -> i32;
@@ -1017,7 +1103,7 @@ pub mod mcp {
                         );
                         let ptr0 = ret_area.0.as_mut_ptr().cast::<u8>();
                         #[cfg(target_arch = "wasm32")]
-                        #[link(wasm_import_module = "mcp:tool/cancellation@0.1.0")]
+                        #[link(wasm_import_module = "mcp:tool/cancellation@0.2.0")]
                         unsafe extern "C" {
                             #[link_name = "[method]cancelled.reason"]
                             fn wit_import1(_: i32, _: *mut u8);
@@ -1053,7 +1139,7 @@ pub mod mcp {
                 pub fn subscribe(&self) -> Pollable {
                     unsafe {
                         #[cfg(target_arch = "wasm32")]
-                        #[link(wasm_import_module = "mcp:tool/cancellation@0.1.0")]
+                        #[link(wasm_import_module = "mcp:tool/cancellation@0.2.0")]
                         unsafe extern "C" {
                             #[link_name = "[method]cancelled.subscribe"]
                             fn wit_import0(_: i32) -> i32;
@@ -1277,7 +1363,7 @@ pub mod exports {
                     let vec9 = result0;
                     let len9 = vec9.len();
                     let layout9 = _rt::alloc::Layout::from_size_align_unchecked(
-                        vec9.len() * (8 + 13 * ::core::mem::size_of::<*const u8>()),
+                        vec9.len() * (8 + 14 * ::core::mem::size_of::<*const u8>()),
                         ::core::mem::size_of::<*const u8>(),
                     );
                     let result9 = if layout9.size() != 0 {
@@ -1291,7 +1377,7 @@ pub mod exports {
                     };
                     for (i, e) in vec9.into_iter().enumerate() {
                         let base = result9
-                            .add(i * (8 + 13 * ::core::mem::size_of::<*const u8>()));
+                            .add(i * (8 + 14 * ::core::mem::size_of::<*const u8>()));
                         {
                             let super::super::super::super::mcp::tool::types::ToolInfo {
                                 name: name2,
@@ -1300,6 +1386,7 @@ pub mod exports {
                                 input_schema: input_schema2,
                                 output_schema: output_schema2,
                                 annotations: annotations2,
+                                needs_approval: needs_approval2,
                             } = e;
                             let vec3 = (name2.into_bytes()).into_boxed_slice();
                             let ptr3 = vec3.as_ptr().cast::<u8>();
@@ -1463,6 +1550,24 @@ pub mod exports {
                                         .cast::<u8>() = (0i32) as u8;
                                 }
                             };
+                            match needs_approval2 {
+                                Some(e) => {
+                                    *base
+                                        .add(8 + 13 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (1i32) as u8;
+                                    *base
+                                        .add(9 + 13 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (match e {
+                                        true => 1,
+                                        false => 0,
+                                    }) as u8;
+                                }
+                                None => {
+                                    *base
+                                        .add(8 + 13 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (0i32) as u8;
+                                }
+                            };
                         }
                     }
                     *ptr1.add(::core::mem::size_of::<*const u8>()).cast::<usize>() = len9;
@@ -1480,7 +1585,7 @@ pub mod exports {
                     let len15 = l1;
                     for i in 0..len15 {
                         let base = base15
-                            .add(i * (8 + 13 * ::core::mem::size_of::<*const u8>()));
+                            .add(i * (8 + 14 * ::core::mem::size_of::<*const u8>()));
                         {
                             let l2 = *base.add(0).cast::<*mut u8>();
                             let l3 = *base
@@ -1549,7 +1654,7 @@ pub mod exports {
                     }
                     _rt::cabi_dealloc(
                         base15,
-                        len15 * (8 + 13 * ::core::mem::size_of::<*const u8>()),
+                        len15 * (8 + 14 * ::core::mem::size_of::<*const u8>()),
                         ::core::mem::size_of::<*const u8>(),
                     );
                 }
@@ -2242,32 +2347,32 @@ pub mod exports {
                     fn cleanup(call_id: _rt::String, reason: StopReason) -> ();
                 }
                 #[doc(hidden)]
-                macro_rules! __export_mcp_tool_tool_0_1_0_cabi {
+                macro_rules! __export_mcp_tool_tool_0_2_0_cabi {
                     ($ty:ident with_types_in $($path_to_types:tt)*) => {
                         const _ : () = { #[unsafe (export_name =
-                        "mcp:tool/tool@0.1.0#list-tools")] unsafe extern "C" fn
+                        "mcp:tool/tool@0.2.0#list-tools")] unsafe extern "C" fn
                         export_list_tools() -> * mut u8 { unsafe { $($path_to_types)*::
                         _export_list_tools_cabi::<$ty > () } } #[unsafe (export_name =
-                        "cabi_post_mcp:tool/tool@0.1.0#list-tools")] unsafe extern "C" fn
+                        "cabi_post_mcp:tool/tool@0.2.0#list-tools")] unsafe extern "C" fn
                         _post_return_list_tools(arg0 : * mut u8,) { unsafe {
                         $($path_to_types)*:: __post_return_list_tools::<$ty > (arg0) } }
-                        #[unsafe (export_name = "mcp:tool/tool@0.1.0#call")] unsafe
+                        #[unsafe (export_name = "mcp:tool/tool@0.2.0#call")] unsafe
                         extern "C" fn export_call(arg0 : * mut u8, arg1 : usize, arg2 : *
                         mut u8, arg3 : usize, arg4 : * mut u8, arg5 : usize, arg6 : i32,)
                         -> * mut u8 { unsafe { $($path_to_types)*::
                         _export_call_cabi::<$ty > (arg0, arg1, arg2, arg3, arg4, arg5,
                         arg6) } } #[unsafe (export_name =
-                        "cabi_post_mcp:tool/tool@0.1.0#call")] unsafe extern "C" fn
+                        "cabi_post_mcp:tool/tool@0.2.0#call")] unsafe extern "C" fn
                         _post_return_call(arg0 : * mut u8,) { unsafe {
                         $($path_to_types)*:: __post_return_call::<$ty > (arg0) } }
-                        #[unsafe (export_name = "mcp:tool/tool@0.1.0#cleanup")] unsafe
+                        #[unsafe (export_name = "mcp:tool/tool@0.2.0#cleanup")] unsafe
                         extern "C" fn export_cleanup(arg0 : * mut u8, arg1 : usize, arg2
                         : i32,) { unsafe { $($path_to_types)*::
                         _export_cleanup_cabi::<$ty > (arg0, arg1, arg2) } } };
                     };
                 }
                 #[doc(hidden)]
-                pub(crate) use __export_mcp_tool_tool_0_1_0_cabi;
+                pub(crate) use __export_mcp_tool_tool_0_2_0_cabi;
                 #[cfg_attr(target_pointer_width = "64", repr(align(8)))]
                 #[cfg_attr(target_pointer_width = "32", repr(align(4)))]
                 struct _RetArea(
@@ -2465,7 +2570,7 @@ macro_rules! __export_tool_component_impl {
     };
     ($ty:ident with_types_in $($path_to_types_root:tt)*) => {
         $($path_to_types_root)*::
-        exports::mcp::tool::tool::__export_mcp_tool_tool_0_1_0_cabi!($ty with_types_in
+        exports::mcp::tool::tool::__export_mcp_tool_tool_0_2_0_cabi!($ty with_types_in
         $($path_to_types_root)*:: exports::mcp::tool::tool);
     };
 }
@@ -2473,57 +2578,59 @@ macro_rules! __export_tool_component_impl {
 pub(crate) use __export_tool_component_impl as export;
 #[cfg(target_arch = "wasm32")]
 #[unsafe(
-    link_section = "component-type:wit-bindgen:0.41.0:mcp:tool@0.1.0:tool-component:encoded world"
+    link_section = "component-type:wit-bindgen:0.41.0:mcp:tool@0.2.0:tool-component:encoded world"
 )]
 #[doc(hidden)]
 #[allow(clippy::octal_escapes)]
-pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 2030] = *b"\
-\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\xe9\x0e\x01A\x02\x01\
+pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 2098] = *b"\
+\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\xad\x0f\x01A\x02\x01\
 A\x11\x01B\x1c\x01s\x04\0\x04json\x03\0\0\x01k\x7f\x01r\x04\x09read-only\x02\x0b\
 destructive\x02\x0aidempotent\x02\x0aopen-world\x02\x04\0\x0bannotations\x03\0\x03\
-\x01ks\x01k\x01\x01r\x06\x04names\x05title\x05\x0bdescription\x05\x0cinput-schem\
-a\x01\x0doutput-schema\x06\x0bannotations\x04\x04\0\x09tool-info\x03\0\x07\x01p}\
-\x01r\x02\x04data\x09\x09mime-types\x04\0\x05media\x03\0\x0a\x01q\x02\x04text\x01\
-s\0\x04blob\x01\x09\0\x04\0\x0dresource-body\x03\0\x0c\x01r\x03\x03uris\x09mime-\
-type\x05\x04body\x0d\x04\0\x11embedded-resource\x03\0\x0e\x01kw\x01r\x06\x03uris\
-\x04names\x05title\x05\x0bdescription\x05\x09mime-type\x05\x04size\x10\x04\0\x0d\
-resource-link\x03\0\x11\x01q\x05\x04text\x01s\0\x05image\x01\x0b\0\x05audio\x01\x0b\
-\0\x08embedded\x01\x0f\0\x0dresource-link\x01\x12\0\x04\0\x07content\x03\0\x13\x01\
-p\x14\x01r\x03\x07content\x15\x12structured-content\x06\x08is-error\x7f\x04\0\x0b\
-call-result\x03\0\x16\x01q\x04\x0cunknown-tool\x01s\0\x11invalid-arguments\x01s\0\
-\x06failed\x01s\0\x09cancelled\0\0\x04\0\x0acall-error\x03\0\x18\x01m\x04\x10cli\
-ent-cancelled\x11deadline-exceeded\x08shutdown\x0elimit-exceeded\x04\0\x0bstop-r\
-eason\x03\0\x1a\x03\0\x14mcp:tool/types@0.1.0\x05\0\x02\x03\0\0\x04json\x01B\x16\
-\x02\x03\x02\x01\x01\x04\0\x04json\x03\0\0\x01m\x08\x05debug\x04info\x06notice\x07\
-warning\x05error\x08critical\x05alert\x09emergency\x04\0\x09log-level\x03\0\x02\x01\
-q\x04\x0bunsupported\0\0\x09cancelled\0\0\x09timed-out\0\0\x06failed\x01s\0\x04\0\
-\x0drequest-error\x03\0\x04\x01q\x03\x06accept\x01\x01\0\x07decline\0\0\x06cance\
-l\0\0\x04\0\x0felicit-response\x03\0\x06\x01ks\x01@\x03\x05level\x03\x06logger\x08\
-\x04data\x01\x01\0\x04\0\x03log\x01\x09\x01ku\x01@\x03\x08progressu\x05total\x0a\
-\x07message\x08\x01\0\x04\0\x08progress\x01\x0b\x01j\x01\x07\x01\x05\x01@\x02\x07\
-messages\x10requested-schema\x01\0\x0c\x04\0\x06elicit\x01\x0d\x01@\x02\x07messa\
-ges\x03urls\0\x0c\x04\0\x0aelicit-url\x01\x0e\x01j\x01\x01\x01\x05\x01@\x01\x07r\
-equest\x01\0\x0f\x04\0\x06sample\x01\x10\x03\0\x15mcp:tool/client@0.1.0\x05\x02\x01\
-B\x0a\x04\0\x08pollable\x03\x01\x01h\0\x01@\x01\x04self\x01\0\x7f\x04\0\x16[meth\
-od]pollable.ready\x01\x02\x01@\x01\x04self\x01\x01\0\x04\0\x16[method]pollable.b\
-lock\x01\x03\x01p\x01\x01py\x01@\x01\x02in\x04\0\x05\x04\0\x04poll\x01\x06\x03\0\
-\x12wasi:io/poll@0.2.6\x05\x03\x02\x03\0\x02\x08pollable\x02\x03\0\0\x0bstop-rea\
-son\x01B\x0e\x02\x03\x02\x01\x04\x04\0\x08pollable\x03\0\0\x02\x03\x02\x01\x05\x04\
-\0\x0bstop-reason\x03\0\x02\x04\0\x09cancelled\x03\x01\x01h\x04\x01@\x01\x04self\
-\x05\0\x7f\x04\0\x1e[method]cancelled.is-cancelled\x01\x06\x01k\x03\x01@\x01\x04\
-self\x05\0\x07\x04\0\x18[method]cancelled.reason\x01\x08\x01i\x01\x01@\x01\x04se\
-lf\x05\0\x09\x04\0\x1b[method]cancelled.subscribe\x01\x0a\x03\0\x1bmcp:tool/canc\
-ellation@0.1.0\x05\x06\x02\x03\0\0\x09tool-info\x02\x03\0\0\x0bcall-result\x02\x03\
-\0\0\x0acall-error\x02\x03\0\x03\x09cancelled\x01B\x15\x02\x03\x02\x01\x07\x04\0\
-\x09tool-info\x03\0\0\x02\x03\x02\x01\x08\x04\0\x0bcall-result\x03\0\x02\x02\x03\
-\x02\x01\x09\x04\0\x0acall-error\x03\0\x04\x02\x03\x02\x01\x01\x04\0\x04json\x03\
-\0\x06\x02\x03\x02\x01\x05\x04\0\x0bstop-reason\x03\0\x08\x02\x03\x02\x01\x0a\x04\
-\0\x09cancelled\x03\0\x0a\x01p\x01\x01@\0\0\x0c\x04\0\x0alist-tools\x01\x0d\x01i\
-\x0b\x01j\x01\x03\x01\x05\x01@\x04\x07call-ids\x04names\x09arguments\x07\x09canc\
-elled\x0e\0\x0f\x04\0\x04call\x01\x10\x01@\x02\x07call-ids\x06reason\x09\x01\0\x04\
-\0\x07cleanup\x01\x11\x04\0\x13mcp:tool/tool@0.1.0\x05\x0b\x04\0\x1dmcp:tool/too\
-l-component@0.1.0\x04\0\x0b\x14\x01\0\x0etool-component\x03\0\0\0G\x09producers\x01\
-\x0cprocessed-by\x02\x0dwit-component\x070.227.1\x10wit-bindgen-rust\x060.41.0";
+\x01ks\x01k\x01\x01r\x07\x04names\x05title\x05\x0bdescription\x05\x0cinput-schem\
+a\x01\x0doutput-schema\x06\x0bannotations\x04\x0eneeds-approval\x02\x04\0\x09too\
+l-info\x03\0\x07\x01p}\x01r\x02\x04data\x09\x09mime-types\x04\0\x05media\x03\0\x0a\
+\x01q\x02\x04text\x01s\0\x04blob\x01\x09\0\x04\0\x0dresource-body\x03\0\x0c\x01r\
+\x03\x03uris\x09mime-type\x05\x04body\x0d\x04\0\x11embedded-resource\x03\0\x0e\x01\
+kw\x01r\x06\x03uris\x04names\x05title\x05\x0bdescription\x05\x09mime-type\x05\x04\
+size\x10\x04\0\x0dresource-link\x03\0\x11\x01q\x05\x04text\x01s\0\x05image\x01\x0b\
+\0\x05audio\x01\x0b\0\x08embedded\x01\x0f\0\x0dresource-link\x01\x12\0\x04\0\x07\
+content\x03\0\x13\x01p\x14\x01r\x03\x07content\x15\x12structured-content\x06\x08\
+is-error\x7f\x04\0\x0bcall-result\x03\0\x16\x01q\x04\x0cunknown-tool\x01s\0\x11i\
+nvalid-arguments\x01s\0\x06failed\x01s\0\x09cancelled\0\0\x04\0\x0acall-error\x03\
+\0\x18\x01m\x05\x10client-cancelled\x11deadline-exceeded\x08shutdown\x09no-answe\
+r\x0elimit-exceeded\x04\0\x0bstop-reason\x03\0\x1a\x03\0\x14mcp:tool/types@0.2.0\
+\x05\0\x02\x03\0\0\x04json\x01B\x19\x02\x03\x02\x01\x01\x04\0\x04json\x03\0\0\x01\
+m\x08\x05debug\x04info\x06notice\x07warning\x05error\x08critical\x05alert\x09eme\
+rgency\x04\0\x09log-level\x03\0\x02\x01q\x04\x0bunsupported\0\0\x09cancelled\0\0\
+\x09timed-out\0\0\x06failed\x01s\0\x04\0\x0drequest-error\x03\0\x04\x01q\x03\x06\
+accept\x01\x01\0\x07decline\0\0\x06cancel\0\0\x04\0\x0felicit-response\x03\0\x06\
+\x01ks\x01@\x03\x05level\x03\x06logger\x08\x04data\x01\x01\0\x04\0\x03log\x01\x09\
+\x01ku\x01@\x03\x08progressu\x05total\x0a\x07message\x08\x01\0\x04\0\x08progress\
+\x01\x0b\x01j\x01\x07\x01\x05\x01@\x02\x07messages\x10requested-schema\x01\0\x0c\
+\x04\0\x06elicit\x01\x0d\x01@\x02\x07messages\x03urls\0\x0c\x04\0\x0aelicit-url\x01\
+\x0e\x01j\x01\x01\x01\x05\x01@\x01\x07request\x01\0\x0f\x04\0\x06sample\x01\x10\x01\
+j\0\x01s\x01@\x01\x09operations\0\x11\x04\0\x10request-approval\x01\x12\x03\0\x15\
+mcp:tool/client@0.2.0\x05\x02\x01B\x0a\x04\0\x08pollable\x03\x01\x01h\0\x01@\x01\
+\x04self\x01\0\x7f\x04\0\x16[method]pollable.ready\x01\x02\x01@\x01\x04self\x01\x01\
+\0\x04\0\x16[method]pollable.block\x01\x03\x01p\x01\x01py\x01@\x01\x02in\x04\0\x05\
+\x04\0\x04poll\x01\x06\x03\0\x12wasi:io/poll@0.2.6\x05\x03\x02\x03\0\x02\x08poll\
+able\x02\x03\0\0\x0bstop-reason\x01B\x0e\x02\x03\x02\x01\x04\x04\0\x08pollable\x03\
+\0\0\x02\x03\x02\x01\x05\x04\0\x0bstop-reason\x03\0\x02\x04\0\x09cancelled\x03\x01\
+\x01h\x04\x01@\x01\x04self\x05\0\x7f\x04\0\x1e[method]cancelled.is-cancelled\x01\
+\x06\x01k\x03\x01@\x01\x04self\x05\0\x07\x04\0\x18[method]cancelled.reason\x01\x08\
+\x01i\x01\x01@\x01\x04self\x05\0\x09\x04\0\x1b[method]cancelled.subscribe\x01\x0a\
+\x03\0\x1bmcp:tool/cancellation@0.2.0\x05\x06\x02\x03\0\0\x09tool-info\x02\x03\0\
+\0\x0bcall-result\x02\x03\0\0\x0acall-error\x02\x03\0\x03\x09cancelled\x01B\x15\x02\
+\x03\x02\x01\x07\x04\0\x09tool-info\x03\0\0\x02\x03\x02\x01\x08\x04\0\x0bcall-re\
+sult\x03\0\x02\x02\x03\x02\x01\x09\x04\0\x0acall-error\x03\0\x04\x02\x03\x02\x01\
+\x01\x04\0\x04json\x03\0\x06\x02\x03\x02\x01\x05\x04\0\x0bstop-reason\x03\0\x08\x02\
+\x03\x02\x01\x0a\x04\0\x09cancelled\x03\0\x0a\x01p\x01\x01@\0\0\x0c\x04\0\x0alis\
+t-tools\x01\x0d\x01i\x0b\x01j\x01\x03\x01\x05\x01@\x04\x07call-ids\x04names\x09a\
+rguments\x07\x09cancelled\x0e\0\x0f\x04\0\x04call\x01\x10\x01@\x02\x07call-ids\x06\
+reason\x09\x01\0\x04\0\x07cleanup\x01\x11\x04\0\x13mcp:tool/tool@0.2.0\x05\x0b\x04\
+\0\x1dmcp:tool/tool-component@0.2.0\x04\0\x0b\x14\x01\0\x0etool-component\x03\0\0\
+\0G\x09producers\x01\x0cprocessed-by\x02\x0dwit-component\x070.227.1\x10wit-bind\
+gen-rust\x060.41.0";
 #[inline(never)]
 #[doc(hidden)]
 pub fn __link_custom_section_describing_imports() {

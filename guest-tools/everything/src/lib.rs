@@ -280,6 +280,7 @@ fn tool(name: &str, description: &str, input: Value) -> ToolInfo {
         input_schema: input.to_string(),
         output_schema: None,
         annotations: Annotations { read_only: None, destructive: None, idempotent: None, open_world: None },
+        needs_approval: None,
     }
 }
 

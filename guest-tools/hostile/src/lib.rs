@@ -140,6 +140,7 @@ fn tool(name: &str, description: &str) -> ToolInfo {
         input_schema: json!({ "type": "object" }).to_string(),
         output_schema: None,
         annotations: Annotations { read_only: None, destructive: None, idempotent: None, open_world: None },
+        needs_approval: None,
     }
 }
 

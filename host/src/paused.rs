@@ -1,0 +1,155 @@
+//! Calls paused across requests, for protocol 2026-07-28 sessions.
+//!
+//! There the server sends the client no requests: a call that needs the
+//! user's answer (an approval, an elicitation) returns an `input_required`
+//! result at once, and the client calls again with the answer and the
+//! `requestState` it was given. The call itself does not start over: it
+//! runs in a task of its own ([`Execution`]), parked where it asked, and
+//! the table here holds it under a lease keyed by that `requestState`.
+//! The follow-up call hands the answer over and waits for what the call
+//! does next: finish, or pause again.
+//!
+//! A lease lasts as long as the question's own timeout, at most
+//! `--approval-timeout`. When it runs out, the call is stopped like a
+//! cancelled one (reason `no-answer`): its store is dropped and its
+//! `cleanup` runs. Nothing paused outlives its lease.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, ErrorCode, InputRequests, InputRequiredResult, InputResponses};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::call::CallSignals;
+use crate::client::Pause;
+use crate::stats::{Live, Stats};
+
+/// A call running in its own task, driven by whichever request currently
+/// stands for it.
+pub struct Execution {
+    /// The tool it runs, so a follow-up cannot resume it as another tool.
+    pub tool: String,
+    /// Where the call's questions arrive.
+    pub pauses: mpsc::UnboundedReceiver<Pause>,
+    /// The call's response, once it has one.
+    pub done: oneshot::Receiver<Result<CallToolResponse, McpError>>,
+    /// How to stop it.
+    pub signals: CallSignals,
+}
+
+/// A paused call and what its answer unblocks.
+struct Lease {
+    execution: Execution,
+    /// The key the answer comes under in `inputResponses`.
+    key: String,
+    answer: oneshot::Sender<Value>,
+    /// Stops the lease's timer when the call is resumed first.
+    expiry: tokio::task::AbortHandle,
+    _counted: Live,
+}
+
+/// Every paused call, by the `requestState` handed to the client.
+pub struct PausedCalls {
+    leases: Mutex<HashMap<String, Lease>>,
+    stats: Arc<Stats>,
+}
+
+impl PausedCalls {
+    /// An empty table that counts its leases in `stats`.
+    pub fn new(stats: Arc<Stats>) -> Arc<Self> {
+        Arc::new(PausedCalls { leases: Mutex::default(), stats })
+    }
+
+    /// Drives `execution` for the request whose cancellation is `request`,
+    /// until the call finishes (its response) or pauses (an
+    /// `input_required` result, the call held under a lease). A cancelled
+    /// request stops the call.
+    pub async fn drive(
+        self: &Arc<Self>,
+        mut execution: Execution,
+        request: &CancellationToken,
+    ) -> Result<CallToolResponse, McpError> {
+        tokio::select! {
+            biased;
+            done = &mut execution.done => done.unwrap_or_else(|_| {
+                Err(McpError::internal_error("the call ended without a response", None))
+            }),
+            Some(pause) = execution.pauses.recv() => Ok(self.hold(execution, pause)),
+            () = request.cancelled() => {
+                execution.signals.client_cancel.cancel();
+                // rmcp sends nothing for a cancelled request.
+                Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None))
+            }
+        }
+    }
+
+    /// Holds `execution` under a new lease and words the pause for the client.
+    fn hold(self: &Arc<Self>, execution: Execution, pause: Pause) -> CallToolResponse {
+        // Unguessable: on HTTP, one client must not resume another's call.
+        let id = uuid::Uuid::new_v4().to_string();
+        // Locked before the timer starts, so even a zero lease finds its entry.
+        let mut leases = self.leases.lock().unwrap();
+        let expiry = {
+            let (table, id, lease) = (Arc::downgrade(self), id.clone(), pause.lease);
+            tokio::spawn(async move {
+                tokio::time::sleep(lease).await;
+                if let Some(table) = table.upgrade()
+                    && let Some(lease) = table.take(&id)
+                {
+                    tracing::info!(tool = %lease.execution.tool, "paused call got no answer within its lease; stopping it");
+                    lease.execution.signals.unanswered.cancel();
+                }
+            })
+            .abort_handle()
+        };
+        let requests = InputRequests::from([(pause.key.clone(), pause.request)]);
+        let lease =
+            Lease { execution, key: pause.key, answer: pause.answer, expiry, _counted: self.stats.lease() };
+        leases.insert(id.clone(), lease);
+        CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(id)))
+    }
+
+    fn take(&self, id: &str) -> Option<Lease> {
+        self.leases.lock().unwrap().remove(id)
+    }
+
+    /// Resumes the call paused under `id` with the client's `responses`,
+    /// and drives it on for `request`.
+    pub async fn resume(
+        self: &Arc<Self>,
+        id: &str,
+        tool: &str,
+        responses: Option<InputResponses>,
+        request: &CancellationToken,
+    ) -> Result<CallToolResponse, McpError> {
+        let lease = {
+            let mut leases = self.leases.lock().unwrap();
+            match leases.get(id) {
+                Some(lease) if lease.execution.tool != tool => {
+                    return Err(McpError::invalid_params(
+                        format!("requestState belongs to a call of `{}`, not `{tool}`", lease.execution.tool),
+                        None,
+                    ));
+                }
+                Some(_) => leases.remove(id).expect("present"),
+                None => {
+                    return Err(McpError::invalid_params(
+                        "no paused call has this requestState: it was resumed already, or no answer came \
+                         within its lease (--approval-timeout) and it was stopped; call the tool again",
+                        Some(json!({ "requestState": id })),
+                    ));
+                }
+            }
+        };
+        lease.expiry.abort();
+        // No answer under the key asked: the user gave none, which is not a yes.
+        let answer = responses
+            .and_then(|mut responses| responses.remove(&lease.key))
+            .unwrap_or_else(|| json!({ "action": "cancel" }));
+        let _ = lease.answer.send(answer);
+        self.drive(lease.execution, request).await
+    }
+}

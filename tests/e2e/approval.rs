@@ -1,0 +1,352 @@
+//! Approval-required tools, over every way a client can answer: an
+//! elicitation (sessions up to 2025-11-25), a paused result resumed by a
+//! later call (2026-07-28), and a task's `input_required` status (the tasks
+//! extension). Whatever the answer — yes, no, none in time, or the call
+//! cancelled meanwhile — the host ends with nothing paused, no question left
+//! open and no store alive.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, ClientCapabilities, ElicitRequestParams, GetTaskParams, InputRequest,
+    InputResponses, TaskPayload, TaskStatus, UpdateTaskParams,
+};
+use serde_json::{Value, json};
+
+use crate::harness::{Approval, Host, PATIENCE, Start, TestClient, files_in, params, text_of, wait_for_lock};
+
+#[tokio::test]
+async fn an_approved_call_runs_and_the_question_summarises_its_arguments() {
+    let host = Host::start(Start::new("demo", &[])).await;
+    let long = "x".repeat(5_000);
+    let result = host.call("delete_records", json!({ "table": long })).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert!(text_of(&result).starts_with("deleted every record of xxx"));
+    let asked =
+        host.test_client.events.wait_for("the approval request", |e| e.starts_with("elicit 1:")).await;
+    assert!(asked.contains("Allow the tool `delete_records` to run?"), "{asked}");
+    // The 5 000-character argument is cut, not pasted into the prompt.
+    assert!(asked.contains("table: \"xxx") && asked.contains('…') && asked.len() < 300, "{asked}");
+    host.wait_until_idle().await;
+}
+
+#[tokio::test]
+async fn a_declined_call_never_runs_and_says_so() {
+    for answer in [Approval::Decline, Approval::Deny] {
+        let host = Host::start(Start::new("demo", &[])).await;
+        host.test_client.answer_approvals(answer);
+        let result = host.call("delete_records", json!({ "table": "users" })).await.unwrap();
+        assert_eq!(result.is_error, Some(true));
+        let text = text_of(&result);
+        assert!(text.contains("did not run") && text.contains("the user declined"), "{text}");
+        let ended =
+            host.stderr.wait_for("the call to end", |l| l.contains("call ended before it started")).await;
+        assert!(ended.contains("outcome=\"declined\""), "{ended}");
+        // Declined before it ran: no store was ever made for it.
+        assert!(!host.stderr.all().iter().any(|l| l.contains("call started")), "the tool ran");
+        host.wait_until_idle().await;
+    }
+}
+
+#[tokio::test]
+async fn no_answer_in_time_is_a_decline_and_the_question_is_withdrawn() {
+    let host = Host::start(Start::new("demo", &["--approval-timeout", "200ms"])).await;
+    host.test_client.hold_from(1);
+    let result = host.call("delete_records", json!({ "table": "users" })).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(text_of(&result).contains("no answer within --approval-timeout"), "{}", text_of(&result));
+    host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 1").await;
+    let idle = host.wait_until_idle().await;
+    assert_eq!(idle["paused_calls"], 0);
+}
+
+#[tokio::test]
+async fn cancelling_a_call_that_waits_for_approval_withdraws_the_question() {
+    let host = Host::start(Start::new("demo", &[])).await;
+    host.test_client.hold_from(1);
+    let call = host.start_call("delete_records", json!({ "table": "users" })).await;
+    let id = call.id.clone();
+    host.test_client.events.wait_for("the approval request", |e| e.starts_with("elicit 1:")).await;
+    let status = host.status().await;
+    assert_eq!(
+        (status["paused_calls"].as_u64(), status["open_client_requests"].as_u64()),
+        (Some(1), Some(1))
+    );
+
+    call.cancel(Some("changed my mind".into())).await.unwrap();
+    host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 1").await;
+    let ended = host.stderr.wait_for("the call to end", |l| l.contains("call ended before it started")).await;
+    assert!(ended.contains("stop_reason=\"client-cancelled\""), "{ended}");
+    host.wait_until_idle().await;
+    assert_eq!(host.responses_to(&id), 0, "a cancelled call got a response");
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_ask_fails_closed_and_says_how_to_approve_up_front() {
+    let client = TestClient::declaring(ClientCapabilities::default());
+    let host = Host::start(Start::new("demo", &[]).client(client)).await;
+    let result = host.call("delete_records", json!({ "table": "users" })).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = text_of(&result);
+    assert!(
+        text.contains("cannot ask the user for approval") && text.contains("--no-approval delete_records"),
+        "{text}"
+    );
+    // The mid-call request fails closed the same way.
+    let result = host.call("prune", json!({})).await.unwrap();
+    assert!(text_of(&result).contains("nothing pruned: this client cannot ask"), "{}", text_of(&result));
+    host.wait_until_idle().await;
+}
+
+#[tokio::test]
+async fn the_user_decides_which_tools_need_approval() {
+    // Waived up front: runs without asking, and mid-call requests are granted.
+    let host =
+        Host::start(Start::new("demo", &["--no-approval", "delete_records", "--no-approval", "prune"])).await;
+    let result = host.call("delete_records", json!({ "table": "users" })).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(text_of(&host.call("prune", json!({ "count": 2 })).await.unwrap()), "pruned 2 snapshots");
+    assert!(host.test_client.events.all().is_empty(), "nobody should have been asked");
+
+    // Required for a harmless tool: now it asks; a tool rule beats `all`.
+    let host =
+        Host::start(Start::new("demo", &["--require-approval", "all", "--no-approval", "countdown"])).await;
+    host.test_client.answer_approvals(Approval::Decline);
+    assert_eq!(host.call("echo", json!({ "text": "hi" })).await.unwrap().is_error, Some(true));
+    let counted = host.call("countdown", json!({ "steps": 1, "step_ms": 0, "quiet": true })).await.unwrap();
+    assert_eq!(counted.is_error, Some(false), "{counted:?}");
+
+    // A rule naming a tool nobody offers is a clear error at start.
+    let component = crate::harness::guest("demo");
+    let out = std::process::Command::new(crate::harness::host_binary())
+        .args(["--component", component.to_str().unwrap(), "--require-approval", "delete_everything"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--require-approval delete_everything: no loaded component offers"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_mid_call_approval_holds_nothing_after_a_no() {
+    let dir = tempfile::tempdir().unwrap();
+    let grant = dir.path().to_str().unwrap();
+    let host = Host::start(Start::new("demo", &["--dir", grant])).await;
+    let result = host.call("prune", json!({ "count": 4 })).await.unwrap();
+    assert_eq!(text_of(&result), "pruned 4 snapshots");
+    let asked =
+        host.test_client.events.wait_for("the approval request", |e| e.starts_with("elicit 1:")).await;
+    assert!(asked.contains("The tool `prune` asks: Delete 4 old snapshots for good?"), "{asked}");
+
+    host.test_client.answer_approvals(Approval::Decline);
+    let result = host.call("prune", json!({})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(text_of(&result).contains("nothing pruned: the user declined"), "{}", text_of(&result));
+    assert!(files_in(dir.path()).is_empty(), "the lock outlived the call: {:?}", files_in(dir.path()));
+
+    // Cancelled while the guest waits in `request-approval`: withdrawn, stopped, cleaned up.
+    host.test_client.hold_from(3);
+    let call = host.start_call("prune", json!({})).await;
+    wait_for_lock(dir.path()).await;
+    host.test_client.events.wait_for("the third question", |e| e.starts_with("elicit 3:")).await;
+    call.cancel(None).await.unwrap();
+    host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 3").await;
+    let ended = host
+        .stderr
+        .wait_for("the cancelled call to end", |l| l.contains("call ended") && l.contains("client-cancelled"))
+        .await;
+    assert!(ended.contains("cleanup=\"done\""), "{ended}");
+    host.wait_until_idle().await;
+    assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
+}
+
+#[tokio::test]
+async fn too_many_calls_waiting_for_approval_are_declined_at_once() {
+    let host = Host::start(Start::new("demo", &["--max-paused", "1"])).await;
+    host.test_client.hold_from(1);
+    let first = host.start_call("delete_records", json!({ "table": "a" })).await;
+    host.test_client.events.wait_for("the first approval request", |e| e.starts_with("elicit 1:")).await;
+    let second = host.call("delete_records", json!({ "table": "b" })).await.unwrap();
+    assert!(text_of(&second).contains("--max-paused"), "{}", text_of(&second));
+    first.cancel(None).await.unwrap();
+    host.wait_until_idle().await;
+}
+
+// ---- Protocol 2026-07-28: the call pauses, and a later call resumes it ----
+
+/// The first input request of a paused result: its key, and the message it shows.
+fn only_question(response: &CallToolResponse) -> (String, String, String) {
+    let CallToolResponse::InputRequired(paused) = response else {
+        panic!("expected a pause, got {response:?}")
+    };
+    let (key, request) = paused.input_requests.as_ref().unwrap().iter().next().unwrap();
+    let InputRequest::Elicitation(elicit) = request else {
+        panic!("expected an elicitation, got {request:?}")
+    };
+    let ElicitRequestParams::FormElicitationParams { message, .. } = &elicit.params else { panic!("a form") };
+    (key.clone(), message.clone(), paused.request_state.clone().unwrap())
+}
+
+fn answer(key: &str, approve: bool) -> InputResponses {
+    InputResponses::from([(
+        key.to_string(),
+        json!({ "action": "accept", "content": { "approve": approve } }),
+    )])
+}
+
+#[tokio::test]
+async fn on_2026_07_28_the_pause_comes_back_at_once_and_a_no_ends_it_at_once() {
+    let host = Host::start(Start::new("demo", &[]).discover()).await;
+    let call = || params("delete_records", json!({ "table": "users" }));
+
+    let asked = Instant::now();
+    let paused = host.client.call_tool_once(call()).await.unwrap();
+    let pause_took = asked.elapsed();
+    let (key, message, state) = only_question(&paused);
+    assert!(message.contains("Allow the tool `delete_records` to run?"), "{message}");
+    let status = host.status().await;
+    assert_eq!((status["paused_calls"].as_u64(), status["leases"].as_u64()), (Some(1), Some(1)));
+
+    let declined = Instant::now();
+    let follow_up = call().with_input_responses(answer(&key, false)).with_request_state(state.clone());
+    let result = host.client.call_tool_once(follow_up).await.unwrap();
+    let decline_took = declined.elapsed();
+    let CallToolResponse::Complete(result) = result else { panic!("expected the result, got {result:?}") };
+    assert!(text_of(&result).contains("the user declined"), "{}", text_of(&result));
+    // The timeline the issue asks for: generous bounds, far above what it takes.
+    assert!(pause_took < Duration::from_millis(100), "the pause took {pause_took:?}");
+    assert!(decline_took < Duration::from_millis(100), "the declined result took {decline_took:?}");
+
+    // The same requestState cannot be used twice.
+    let again = call().with_input_responses(answer(&key, true)).with_request_state(state);
+    let err = host.client.call_tool_once(again).await.unwrap_err().to_string();
+    assert!(err.contains("no paused call has this requestState"), "{err}");
+    host.wait_until_idle().await;
+}
+
+#[tokio::test]
+async fn on_2026_07_28_rmcps_client_answers_and_the_parked_guest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::start(Start::new("demo", &["--dir", dir.path().to_str().unwrap()]).discover()).await;
+    // rmcp's client drives the rounds itself, answering through its handler.
+    let result = host.client.call_tool(params("delete_records", json!({ "table": "users" }))).await.unwrap();
+    assert_eq!(text_of(&result), "deleted every record of users");
+    // Mid-call: the guest stays parked in `request-approval` across the two
+    // requests; it is resumed, not run again (one "call started" per call).
+    let result = host.client.call_tool(params("prune", json!({ "count": 5 }))).await.unwrap();
+    assert_eq!(text_of(&result), "pruned 5 snapshots");
+    let started =
+        host.stderr.all().iter().filter(|l| l.contains("call started") && l.contains("prune")).count();
+    assert_eq!(started, 1);
+    // Plain elicitations travel the same way.
+    let result = host.client.call_tool(params("survey", json!({ "questions": 2 }))).await.unwrap();
+    assert_eq!(text_of(&result), "answer 3\nanswer 4");
+    host.wait_until_idle().await;
+    assert!(files_in(dir.path()).is_empty());
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_lease_that_runs_out_stops_the_call_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let grant = dir.path().to_str().unwrap();
+    let host =
+        Host::start(Start::new("demo", &["--dir", grant, "--approval-timeout", "300ms"]).discover()).await;
+    let paused = host.client.call_tool_once(params("prune", json!({}))).await.unwrap();
+    let (key, _, state) = only_question(&paused);
+    assert_eq!(files_in(dir.path()).len(), 1, "the parked call holds its lock");
+
+    // Nobody comes back: the lease runs out, the call is stopped and cleaned up.
+    let ended = host.call_ended("prune").await;
+    assert!(ended.contains("stop_reason=\"no-answer\"") && ended.contains("cleanup=\"done\""), "{ended}");
+    host.wait_until_idle().await;
+    assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
+
+    // A late answer finds nothing to resume, and says why.
+    let late = params("prune", json!({})).with_input_responses(answer(&key, true)).with_request_state(state);
+    let err = host.client.call_tool_once(late).await.unwrap_err().to_string();
+    assert!(err.contains("--approval-timeout"), "{err}");
+}
+
+// ---- The tasks extension: questions show as `input_required` ----
+
+fn task_client() -> TestClient {
+    TestClient::declaring(ClientCapabilities::builder().enable_elicitation().enable_tasks().build())
+}
+
+/// Polls the task until `done` says its state is the one wanted.
+async fn poll_task(host: &Host, id: &str, done: impl Fn(&TaskPayload) -> bool) -> TaskPayload {
+    let poll = async {
+        loop {
+            let task = host.client.peer().get_task(GetTaskParams::new(id)).await.unwrap().task;
+            if done(&task.payload) {
+                return task.payload;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, poll).await.expect("the task reached the state in time")
+}
+
+fn input_key(payload: &TaskPayload) -> Option<String> {
+    match payload {
+        TaskPayload::InputRequired { input_requests } => input_requests.keys().next().cloned(),
+        _ => None,
+    }
+}
+
+async fn start_task(host: &Host, tool: &str, arguments: Value) -> String {
+    match host.client.call_tool_once(params(tool, arguments)).await.unwrap() {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_task_goes_input_required_then_completes_on_an_answer() {
+    for (approve, expected) in [(true, "deleted every record of users"), (false, "the user declined")] {
+        let host = Host::start(Start::new("demo", &[]).client(task_client())).await;
+        let id = start_task(&host, "delete_records", json!({ "table": "users" })).await;
+        let waiting = poll_task(&host, &id, |p| input_key(p).is_some()).await;
+        assert_eq!(host.status().await["paused_calls"], 1);
+        let key = input_key(&waiting).unwrap();
+        host.client
+            .peer()
+            .update_task(UpdateTaskParams::new(id.clone(), answer(&key, approve)))
+            .await
+            .unwrap();
+        let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+        let TaskPayload::Completed { result } = done else { unreachable!() };
+        let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        assert!(text.contains(expected), "{text}");
+        host.wait_until_idle().await;
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_task_stops_its_guest_the_usual_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let host =
+        Host::start(Start::new("demo", &["--dir", dir.path().to_str().unwrap()]).client(task_client())).await;
+    // Waiting for a mid-call approval, holding a lock.
+    let id = start_task(&host, "prune", json!({})).await;
+    poll_task(&host, &id, |p| input_key(p).is_some()).await;
+    assert_eq!(files_in(dir.path()).len(), 1);
+    host.client.peer().cancel_task(CancelTaskParams::new(id.clone())).await.unwrap();
+    let status = poll_task(&host, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    assert!(matches!(status, TaskPayload::Cancelled));
+    let ended = host.call_ended("prune").await;
+    assert!(
+        ended.contains("stop_reason=\"client-cancelled\"") && ended.contains("cleanup=\"done\""),
+        "{ended}"
+    );
+
+    // A spinning guest is stopped too, by force.
+    let id = start_task(&host, "spin", json!({})).await;
+    wait_for_lock(dir.path()).await;
+    host.client.peer().cancel_task(CancelTaskParams::new(id.clone())).await.unwrap();
+    poll_task(&host, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    host.wait_until_idle().await;
+    assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
+    let task = host.client.peer().get_task(GetTaskParams::new(id)).await.unwrap().task;
+    assert_eq!(task.task.status, TaskStatus::Cancelled);
+}
