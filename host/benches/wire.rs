@@ -13,8 +13,9 @@ mod native;
 
 use std::time::{Duration, Instant};
 
-use harness::{Host, Start, files_in, no_args, wait_for_lock};
-use serde_json::json;
+use harness::{Host, Start, files_in, no_args, params, wait_for_lock};
+use rmcp::model::{CallToolResponse, InputResponses};
+use serde_json::{Value, json};
 
 fn main() {
     if std::env::var_os(native::SERVE_ENV).is_some() {
@@ -22,7 +23,8 @@ fn main() {
     }
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only NAME` runs one section: echo, throughput, cancel, startup, fuel.
+    // `--only NAME` runs one section: echo, throughput, cancel, client,
+    // approval, neighbour, startup, fuel.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -74,6 +76,9 @@ async fn run(scale: Scale, only: Option<String>) {
         withdraw_latency(scale).await;
         progress_overhead(scale).await;
     }
+    if wanted("approval") {
+        approval_pauses(scale).await;
+    }
     if wanted("neighbour") {
         noisy_neighbour(scale).await;
     }
@@ -103,6 +108,16 @@ impl Samples {
     fn p99(&self) -> Duration {
         self.pct(0.99)
     }
+}
+
+/// The host's resident memory, from /proc.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 fn ms(d: Duration) -> String {
@@ -353,4 +368,126 @@ async fn fuel_versus_epoch(scale: Scale) {
         ms(e.p50())
     );
     println!("\nratio (fuel / epoch only): {:.2}x\n", f.p50().as_secs_f64() / e.p50().as_secs_f64());
+}
+
+/// The pause's `(key, requestState)`.
+fn pause_of(response: CallToolResponse) -> (String, String) {
+    let CallToolResponse::InputRequired(paused) = response else {
+        panic!("expected a pause, got {response:?}")
+    };
+    let key = paused.input_requests.unwrap().into_keys().next().unwrap();
+    (key, paused.request_state.unwrap())
+}
+
+fn approve(key: &str, yes: bool) -> InputResponses {
+    InputResponses::from([(key.to_string(), json!({ "action": "accept", "content": { "approve": yes } }))])
+}
+
+/// Approval on protocol 2026-07-28, over stdio with rmcp's client in discover
+/// mode: call → pause returned, and answer → result, for an approval before
+/// the call (nothing runs until the answer) and one mid-call (the guest is
+/// parked in its store); the same call with approval waived as the
+/// baseline; and the memory each paused execution holds.
+async fn approval_pauses(scale: Scale) {
+    let mut start = Start::new("demo", &["--max-paused", "1000"]).log("warn").discover();
+    start.tap_stdout = false;
+    let host = Host::start(start).await;
+    let mut start = Start::new("demo", &["--no-approval", "all"]).log("warn").discover();
+    start.tap_stdout = false;
+    let waived = Host::start(start).await;
+    let trials = scale.cancel_trials;
+    let arguments =
+        |tool: &str| if tool == "prune" { json!({ "count": 2 }) } else { json!({ "table": "t" }) };
+
+    println!("## approval on 2026-07-28 (pause, then a follow-up call with the answer; {trials} trials)\n");
+    println!(
+        "| tool | call → pause p50 | p99 | approve → result p50 | p99 | waived call p50 |\n|---|---|---|---|---|---|"
+    );
+    for tool in ["delete_records", "prune"] {
+        let (mut paused, mut resumed, mut plain) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..trials {
+            let started = Instant::now();
+            let (key, state) =
+                pause_of(host.client.call_tool_once(params(tool, arguments(tool))).await.unwrap());
+            paused.push(started.elapsed());
+            let follow_up = params(tool, arguments(tool))
+                .with_input_responses(approve(&key, true))
+                .with_request_state(state);
+            let started = Instant::now();
+            let done = host.client.call_tool_once(follow_up).await.unwrap();
+            resumed.push(started.elapsed());
+            assert!(
+                matches!(done, CallToolResponse::Complete(ref r) if r.is_error == Some(false)),
+                "{done:?}"
+            );
+            let started = Instant::now();
+            waived.client.call_tool_once(params(tool, arguments(tool))).await.unwrap();
+            plain.push(started.elapsed());
+        }
+        let (p, r, w) = (Samples::new(paused), Samples::new(resumed), Samples::new(plain));
+        println!(
+            "| {tool} ({}) | {} | {} | {} | {} | {} |",
+            if tool == "prune" { "mid-call" } else { "before the call" },
+            ms(p.p50()),
+            ms(p.p99()),
+            ms(r.p50()),
+            ms(r.p99()),
+            ms(w.p50())
+        );
+    }
+
+    // The same question as an elicitation, on a session opened with
+    // `initialize`: the whole call, with the client answering at once.
+    let asking = start_host(&[], "warn").await;
+    let not_asking = start_host(&["--no-approval", "all"], "warn").await;
+    let (mut asked, mut plain) = (Vec::new(), Vec::new());
+    for _ in 0..trials {
+        let started = Instant::now();
+        asking.call("delete_records", json!({ "table": "t" })).await.unwrap();
+        asked.push(started.elapsed());
+        let started = Instant::now();
+        not_asking.call("delete_records", json!({ "table": "t" })).await.unwrap();
+        plain.push(started.elapsed());
+    }
+    let (a, p) = (Samples::new(asked), Samples::new(plain));
+    println!(
+        "\n2025-11-25 session, approval by elicitation (client answers at once): whole call p50 {} / p99 {}; \
+         waived p50 {} / p99 {}",
+        ms(a.p50()),
+        ms(a.p99()),
+        ms(p.p50()),
+        ms(p.p99())
+    );
+
+    // Memory: hold many paused executions at once, then let them go. A
+    // mid-call pause also holds a call slot, so stay under the default 128.
+    let pid = host.child.id().unwrap();
+    println!(
+        "\n| paused executions held | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
+    );
+    for (tool, held) in [("delete_records", 500), ("prune", 100)] {
+        host.wait_until_idle().await;
+        let before = rss_kib(pid);
+        let mut pauses = Vec::with_capacity(held);
+        for _ in 0..held {
+            pauses.push(pause_of(host.client.call_tool_once(params(tool, arguments(tool))).await.unwrap()));
+        }
+        let during = rss_kib(pid);
+        assert_eq!(host.status().await["paused_calls"], held as u64);
+        for (key, state) in pauses {
+            let decline = params(tool, arguments(tool))
+                .with_input_responses(approve(&key, false))
+                .with_request_state(state);
+            host.client.call_tool_once(decline).await.unwrap();
+        }
+        let idle: Value = host.wait_until_idle().await;
+        assert_eq!(idle["leases"], 0);
+        println!(
+            "| {held} × {tool} | {:.1} MiB | {:.1} MiB | {:.1} KiB |",
+            before as f64 / 1024.0,
+            during as f64 / 1024.0,
+            during.saturating_sub(before) as f64 / held as f64
+        );
+    }
+    println!();
 }
