@@ -10,7 +10,6 @@
 //! [`client`](crate::client) module's job; this module only decides and words it.
 
 use std::str::FromStr;
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 use rmcp::model::{ElicitResult, ElicitationAction};
@@ -68,33 +67,18 @@ impl ApprovalRule {
     }
 }
 
-/// The user's approval settings (`--require-approval`, `--no-approval`,
-/// `--approval-timeout`, `--max-paused`).
-#[derive(Clone, Debug)]
-pub struct ApprovalPolicy {
+/// The user's approval rules for one component (`--require-approval`,
+/// `--no-approval`, or its `[[component]]` entry in `--config`).
+#[derive(Clone, Debug, Default)]
+pub struct ApprovalRules {
     /// Tools that must be approved before each call.
     pub require: Vec<ApprovalRule>,
     /// Tools approved up front: they run without asking, and their
     /// mid-call `request-approval` is answered yes at once.
     pub waive: Vec<ApprovalRule>,
-    /// How long a call waits for the user's answer before it is declined.
-    pub timeout: Duration,
-    /// Calls that may wait for the user at once; more are declined at once.
-    pub max_paused: u32,
 }
 
-impl Default for ApprovalPolicy {
-    fn default() -> Self {
-        ApprovalPolicy {
-            require: Vec::new(),
-            waive: Vec::new(),
-            timeout: Duration::from_secs(120),
-            max_paused: 16,
-        }
-    }
-}
-
-impl ApprovalPolicy {
+impl ApprovalRules {
     /// Rejects rules that name no loaded tool, or a tool both required and waived.
     pub fn validate<'a>(&self, tools: impl IntoIterator<Item = &'a str> + Clone) -> Result<()> {
         for (flag, rules) in [("--require-approval", &self.require), ("--no-approval", &self.waive)] {

@@ -32,7 +32,7 @@ use crate::client::ClientLink;
 use crate::component::ToolComponent;
 use crate::limits::{CallLimits, LimitHit};
 use crate::priority::at_guest_priority;
-use crate::sandbox::{Grants, StoreBudget, new_store};
+use crate::sandbox::{StoreBudget, new_store};
 use crate::stats::Stats;
 
 /// How a call ended, in the host's terms.
@@ -64,8 +64,6 @@ pub struct CallSignals {
 /// Runs calls. One per server; shared by all concurrent calls.
 pub struct CallRunner {
     engine: Engine,
-    grants: Grants,
-    limits: CallLimits,
     /// Fires when the host shuts down; every live call stops.
     shutdown: CancellationToken,
     stats: Arc<Stats>,
@@ -100,11 +98,10 @@ struct GuestEnd {
 type GuestResult = wasmtime::Result<Result<CallResult, CallError>>;
 
 impl CallRunner {
-    /// A runner whose calls get `limits` and `grants`, and stop on `shutdown`.
+    /// A runner whose calls stop on `shutdown`. Each call gets the grants
+    /// and limits of its component.
     pub fn new(
         engine: Engine,
-        grants: Grants,
-        limits: CallLimits,
         max_concurrent_calls: usize,
         shutdown: CancellationToken,
         stats: Arc<Stats>,
@@ -116,12 +113,7 @@ impl CallRunner {
             engine_for_shutdown.increment_epoch();
         });
         let slots = Semaphore::new(max_concurrent_calls);
-        Self { engine, grants, limits, shutdown, stats, next_call: AtomicU64::new(1), slots }
-    }
-
-    /// The limits every call gets.
-    pub fn limits(&self) -> &CallLimits {
-        &self.limits
+        Self { engine, shutdown, stats, next_call: AtomicU64::new(1), slots }
     }
 
     /// The host's live counters.
@@ -142,6 +134,7 @@ impl CallRunner {
         approval: Option<ApprovalQuestion>,
     ) -> CallOutcome {
         let _live = self.stats.call();
+        let limits = &component.limits;
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
         let cancellation = CallCancellation::new();
         if let Some(question) = approval
@@ -172,8 +165,8 @@ impl CallRunner {
             client_cancel,
             unanswered,
             shutdown: self.shutdown.clone(),
-            deadline: tokio::time::Instant::now() + self.limits.timeout,
-            grace: self.limits.cancel_grace,
+            deadline: tokio::time::Instant::now() + limits.timeout,
+            grace: limits.cancel_grace,
         };
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
@@ -234,10 +227,11 @@ impl CallRunner {
         client: ClientLink,
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
-        let budget = StoreBudget { fuel: self.limits.fuel, max_memory: self.limits.max_memory };
+        let limits = &component.limits;
+        let budget = StoreBudget { fuel: limits.fuel, max_memory: limits.max_memory };
         let mut store = match new_store(
             &self.engine,
-            &self.grants,
+            &component.grants,
             &budget,
             cancellation.clone(),
             call_id.clone(),
@@ -283,48 +277,46 @@ impl CallRunner {
         let forced = result.is_none();
         let (outcome, needs_cleanup) = match (result, cancellation.reason()) {
             // Asked to stop and did not return in time: stopped by force.
-            (None, Some(reason)) => (self.stopped(reason), Some(reason)),
+            (None, Some(reason)) => (self.stopped(limits, reason), Some(reason)),
             (None, None) => unreachable!("a call is only abandoned after it was cancelled"),
             // Asked to stop; the guest said it stopped, or trapped meanwhile.
             (Some(Ok(Err(CallError::Cancelled))) | Some(Err(_)), Some(reason)) => {
-                (self.stopped(reason), Some(reason))
+                (self.stopped(limits, reason), Some(reason))
             }
             // Returned a result or its own error — even if a cancel arrived
             // meanwhile, it finished and released what it held: no cleanup.
-            (Some(Ok(returned)), _) => (self.returned(returned), None),
+            (Some(Ok(returned)), _) => (self.returned(limits, returned), None),
             (Some(Err(trap)), None) => {
-                (self.classify_trap(&trap, memory_hit), Some(StopReason::LimitExceeded))
+                (self.classify_trap(limits, &trap, memory_hit), Some(StopReason::LimitExceeded))
             }
         };
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes }
     }
 
     /// What the guest returned, unless its result is over `--max-output`.
-    fn returned(&self, returned: Result<CallResult, CallError>) -> CallOutcome {
+    fn returned(&self, limits: &CallLimits, returned: Result<CallResult, CallError>) -> CallOutcome {
         if let Ok(result) = &returned {
             let size = output_size(result);
-            if size > self.limits.max_output {
-                return CallOutcome::LimitHit(LimitHit::Output(size, self.limits.max_output));
+            if size > limits.max_output {
+                return CallOutcome::LimitHit(LimitHit::Output(size, limits.max_output));
             }
         }
         CallOutcome::Returned(returned)
     }
 
-    fn stopped(&self, reason: StopReason) -> CallOutcome {
+    fn stopped(&self, limits: &CallLimits, reason: StopReason) -> CallOutcome {
         match reason {
-            StopReason::DeadlineExceeded => CallOutcome::LimitHit(LimitHit::Deadline(self.limits.timeout)),
+            StopReason::DeadlineExceeded => CallOutcome::LimitHit(LimitHit::Deadline(limits.timeout)),
             other => CallOutcome::Stopped(other),
         }
     }
 
-    fn classify_trap(&self, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
+    fn classify_trap(&self, limits: &CallLimits, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
         if memory_hit {
-            return CallOutcome::LimitHit(LimitHit::Memory(self.limits.max_memory));
+            return CallOutcome::LimitHit(LimitHit::Memory(limits.max_memory));
         }
         match error.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => {
-                CallOutcome::LimitHit(LimitHit::Fuel(self.limits.fuel.unwrap_or(u64::MAX)))
-            }
+            Some(Trap::OutOfFuel) => CallOutcome::LimitHit(LimitHit::Fuel(limits.fuel.unwrap_or(u64::MAX))),
             Some(Trap::StackOverflow) => CallOutcome::LimitHit(LimitHit::Stack),
             // A Rust tool's stack grows down towards address 0, so overflowing
             // it usually shows up as this rather than as a stack overflow.
@@ -356,11 +348,12 @@ impl CallRunner {
         reason: StopReason,
     ) -> CleanupOutcome {
         self.stats.cleanup_ran();
-        let budget = StoreBudget { fuel: Some(self.limits.cleanup_fuel), max_memory: self.limits.max_memory };
+        let limits = &component.limits;
+        let budget = StoreBudget { fuel: Some(limits.cleanup_fuel), max_memory: limits.max_memory };
         let detached = ClientLink::detached(self.stats.clone());
         let mut store = match new_store(
             &self.engine,
-            &self.grants,
+            &component.grants,
             &budget,
             CallCancellation::new(),
             call_id.clone(),
@@ -379,7 +372,7 @@ impl CallRunner {
         });
         // A cleanup that loops yields at every epoch tick, so the timeout
         // fires and dropping `run` stops it.
-        match tokio::time::timeout(self.limits.cleanup_timeout, run).await {
+        match tokio::time::timeout(limits.cleanup_timeout, run).await {
             Ok(Ok(())) => CleanupOutcome::Done,
             Ok(Err(err)) => {
                 tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err:#}");
@@ -390,7 +383,7 @@ impl CallRunner {
                     call_id = &**call_id,
                     component = %component.name,
                     "cleanup did not finish within {:?} and was stopped",
-                    self.limits.cleanup_timeout
+                    limits.cleanup_timeout
                 );
                 CleanupOutcome::Failed
             }

@@ -31,6 +31,22 @@ pub struct Cli {
     pub serve: ServeArgs,
 }
 
+impl Cli {
+    /// Parses `args` (the program name first), remembering which options
+    /// were given on the command line, so they can win over `--config`.
+    pub fn parse_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory as _, FromArgMatches as _};
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        cli.serve.given = crate::config::given_on_command_line(&matches);
+        Ok(cli)
+    }
+}
+
 /// Subcommands besides serving.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -45,8 +61,18 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// A tool component (.wasm) to serve. Repeat to serve several; tool names must not clash.
-    #[arg(short, long = "component", value_name = "PATH", required = true)]
+    #[arg(short, long = "component", value_name = "PATH", required_unless_present = "config")]
     pub components: Vec<PathBuf>,
+
+    /// A TOML file with components and their grants, limits and approval
+    /// rules (see the README). A flag given on the command line overrides
+    /// the file's setting for every component.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// The options given on the command line (clap ids), which win over --config.
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
 
     /// Let tools see a host directory: HOST, HOST::GUEST (seen at GUEST in the
     /// sandbox), with `:ro` appended for read-only. Repeatable. Default: no files.

@@ -14,11 +14,13 @@ use serde_json::{Map, Value};
 use wasmtime::Engine;
 use wasmtime::component::{HasSelf, Linker};
 
+use crate::approval::ApprovalRules;
 use crate::bindings::types::{Annotations, ToolInfo};
 use crate::bindings::{self, ToolComponentPre};
 use crate::cancellation::CallCancellation;
 use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
+use crate::limits::CallLimits;
 use crate::sandbox::{CallState, Grants, StoreBudget, new_store};
 
 /// The version of the `mcp:tool` contract (`wit/`) this host implements.
@@ -37,6 +39,12 @@ pub struct ToolComponent {
     pub pre: ToolComponentPre<CallState>,
     /// The tools it offers, in its own order.
     pub tools: Vec<ToolSpec>,
+    /// What its calls may see (files, environment).
+    pub grants: Grants,
+    /// What each of its calls may use.
+    pub limits: CallLimits,
+    /// Which of its tools need the user's approval.
+    pub approvals: ApprovalRules,
 }
 
 /// One tool as declared by its component, with its input schema compiled.
@@ -165,7 +173,15 @@ impl ToolComponent {
                     .with_context(|| format!("{shown}: tool `{tool_name}` is declared wrongly"))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(ToolComponent { name, path: path.to_owned(), pre, tools })
+        Ok(ToolComponent {
+            name,
+            path: path.to_owned(),
+            pre,
+            tools,
+            grants: Grants::default(),
+            limits: CallLimits::default(),
+            approvals: ApprovalRules::default(),
+        })
     }
 }
 

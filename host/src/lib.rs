@@ -15,6 +15,7 @@
 //!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
 //! - [`priority`]: guest code runs below the protocol threads;
+//! - [`config`]: `--config tools.toml` merged with the command line;
 //! - [`component`]: loading and checking a component, its tools and schemas;
 //! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
 //! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
@@ -27,6 +28,7 @@ pub mod cancellation;
 pub mod cli;
 pub mod client;
 pub mod component;
+pub mod config;
 pub mod content;
 pub mod engine;
 pub mod http;
@@ -45,13 +47,11 @@ use anyhow::{Context as _, Result};
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::ApprovalPolicy;
 use crate::call::CallRunner;
 use crate::cli::ServeArgs;
 use crate::component::{ToolComponent, host_linker};
+use crate::config::ComponentSettings;
 use crate::engine::{CompileCache, EngineSettings, build_engine, start_epoch_ticker};
-use crate::limits::CallLimits;
-use crate::sandbox::Grants;
 use crate::server::ToolServer;
 use crate::shutdown::EofWatch;
 use crate::stats::Stats;
@@ -60,53 +60,55 @@ use crate::stats::Stats;
 /// clean up before it exits anyway.
 const SHUTDOWN_BUDGET: Duration = Duration::from_millis(900);
 
-/// Loads the components named in `args` and builds the server for them,
-/// without serving yet. Every configuration error surfaces here.
+/// Loads the components named in `args` (and its `--config` file) and
+/// builds the server for them, without serving yet. Every configuration
+/// error surfaces here.
 pub async fn build_server(
     args: &ServeArgs,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<ToolServer> {
-    let grants = Grants { dirs: args.dirs.clone(), env: args.env.clone() };
-    grants.validate()?;
-    let limits = CallLimits {
-        fuel: (args.fuel > 0).then_some(args.fuel),
-        timeout: args.timeout,
-        max_memory: args.max_memory,
-        cancel_grace: args.cancel_grace,
-        cleanup_fuel: args.cleanup_fuel,
-        cleanup_timeout: args.cleanup_timeout,
-        max_output: args.max_output,
-    };
+    let settings = config::resolve(args)?;
+    if settings.components.is_empty() {
+        anyhow::bail!("no components to serve: give --component PATH, or [[component]] entries in --config");
+    }
+    let server = &settings.server;
+    let named =
+        |component: &ComponentSettings| component.origin.clone().unwrap_or_else(|| "the command line".into());
+    for component in &settings.components {
+        component.grants.validate().with_context(|| format!("grants from {}", named(component)))?;
+    }
+    // The engine is shared: its instance pool is sized for the largest
+    // memory any component may use, and fuel is metered if any uses it.
+    let limits = settings.components.iter().map(|component| &component.limits);
     let engine = build_engine(&EngineSettings {
-        max_memory: args.max_memory,
-        max_stack: args.max_stack,
+        max_memory: limits.clone().map(|limits| limits.max_memory).max().unwrap_or_default(),
+        max_stack: server.max_stack,
         // Each call also needs a slot for its cleanup, plus one for listing.
-        max_concurrent_calls: args.max_concurrent_calls.saturating_mul(2).saturating_add(1),
-        fuel_metering: args.fuel > 0,
+        max_concurrent_calls: server.max_concurrent_calls.saturating_mul(2).saturating_add(1),
+        fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
     })?;
     start_epoch_ticker(&engine);
     let cache = compile_cache(args);
     let linker = host_linker(&engine)?;
-    let mut components = Vec::with_capacity(args.components.len());
-    for path in &args.components {
-        components.push(ToolComponent::load(path, &engine, &linker, &cache).await?);
+    let mut components = Vec::with_capacity(settings.components.len());
+    for settings in &settings.components {
+        let mut component = ToolComponent::load(&settings.path, &engine, &linker, &cache)
+            .await
+            .with_context(|| format!("loading the component from {}", named(settings)))?;
+        component.grants = settings.grants.clone();
+        component.limits = settings.limits.clone();
+        component.approvals = settings.approvals.clone();
+        components.push(component);
     }
-    let runner =
-        CallRunner::new(engine, grants, limits, args.max_concurrent_calls.max(1) as usize, shutdown, stats);
+    let runner = CallRunner::new(engine, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
     let client_policy = client::ClientPolicy {
-        request_timeout: args.elicitation_timeout,
-        max_requests_per_call: args.max_questions,
-        approval_timeout: args.approval_timeout,
-        paused_slots: Arc::new(tokio::sync::Semaphore::new(args.max_paused as usize)),
+        request_timeout: server.elicitation_timeout,
+        max_requests_per_call: server.max_questions,
+        approval_timeout: server.approval_timeout,
+        paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
     };
-    let approvals = ApprovalPolicy {
-        require: args.require_approval.clone(),
-        waive: args.no_approval.clone(),
-        timeout: args.approval_timeout,
-        max_paused: args.max_paused,
-    };
-    ToolServer::new(components, runner, client_policy, approvals)
+    ToolServer::new(components, runner, client_policy)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -196,11 +198,7 @@ async fn serve_stdio(server: ToolServer, shutdown: CancellationToken, stats: Arc
 pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
     // The serving defaults, so the compiled artifact it caches is the one a
     // later `serve` with default flags loads.
-    let cli = <cli::Cli as clap::Parser>::try_parse_from([
-        "mcp-wasm-host".as_ref(),
-        "--component".as_ref(),
-        path.as_os_str(),
-    ])?;
+    let cli = cli::Cli::parse_args(["mcp-wasm-host".as_ref(), "--component".as_ref(), path.as_os_str()])?;
     let args = cli.serve;
     let server = build_server(&args, CancellationToken::new(), Arc::default()).await?;
     Ok(serde_json::json!({ "tools": server.tools() }))

@@ -2,12 +2,11 @@
 
 use std::io::{IsTerminal as _, Write as _};
 
-use clap::Parser as _;
 use mcp_wasm_host::cli::{Cli, Command};
 use tracing_subscriber::EnvFilter;
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
     // stdout carries protocol frames only; every log line goes to stderr.
     tracing_subscriber::fmt()
         .with_env_filter(

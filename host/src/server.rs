@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
@@ -32,7 +32,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use crate::approval::{ApprovalPolicy, ApprovalQuestion};
+use crate::approval::ApprovalQuestion;
 use crate::bindings::types::CallError;
 use crate::call::{CallOutcome, CallRunner, CallSignals};
 use crate::cancellation::StopReason;
@@ -58,8 +58,6 @@ struct Inner {
     runner: CallRunner,
     /// How calls may use the client (question timeout and budget).
     client_policy: ClientPolicy,
-    /// Which calls need the user's approval.
-    approvals: ApprovalPolicy,
     /// Calls run as tasks (the tasks extension).
     tasks: TaskManager,
     /// Calls paused across requests (2026-07-28).
@@ -90,7 +88,6 @@ impl ToolServer {
         components: Vec<ToolComponent>,
         runner: CallRunner,
         client_policy: ClientPolicy,
-        approvals: ApprovalPolicy,
     ) -> Result<Self> {
         let mut routes: HashMap<String, (Arc<ToolComponent>, usize)> = HashMap::new();
         let mut listed = Vec::new();
@@ -109,10 +106,14 @@ impl ToolServer {
                 routes.insert(spec.name.clone(), (component.clone(), index));
             }
         }
-        approvals.validate(routes.keys().map(String::as_str))?;
+        for (component, _) in routes.values() {
+            component
+                .approvals
+                .validate(routes.keys().map(String::as_str))
+                .with_context(|| format!("approval rules for {}", component.path.display()))?;
+        }
         let paused = PausedCalls::new(runner.stats().clone());
-        let inner =
-            Inner { routes, listed, runner, client_policy, approvals, tasks: TaskManager::new(), paused };
+        let inner = Inner { routes, listed, runner, client_policy, tasks: TaskManager::new(), paused };
         Ok(Self { inner: Arc::new(inner), session: Arc::default() })
     }
 
@@ -314,8 +315,10 @@ impl ToolServer {
         progress_token: Option<rmcp::model::ProgressToken>,
     ) -> ClientLink {
         let spec = plan.spec();
-        let identity =
-            CallIdentity { tool: spec.name.clone(), pre_approved: self.inner.approvals.pre_approved(spec) };
+        let identity = CallIdentity {
+            tool: spec.name.clone(),
+            pre_approved: plan.component.approvals.pre_approved(spec),
+        };
         ClientLink::new(
             context.peer.clone(),
             context.client_capabilities(),
@@ -337,8 +340,8 @@ impl ToolServer {
         client: ClientLink,
     ) -> Result<CallToolResponse, McpError> {
         let spec = plan.spec();
-        let approval = self
-            .inner
+        let approval = plan
+            .component
             .approvals
             .needs_approval(spec)
             .then(|| ApprovalQuestion::for_call(&spec.name, &plan.arguments));
@@ -385,7 +388,7 @@ impl ToolServer {
         // rmcp drops a task's future when its time to live runs out; the run
         // below outlives that and stops the call itself, so keep the TTL
         // above any call's own bounds.
-        let limits = self.inner.runner.limits();
+        let limits = &plan.component.limits;
         let ttl =
             limits.timeout + self.inner.client_policy.approval_timeout + std::time::Duration::from_secs(60);
         let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);

@@ -7,6 +7,7 @@ mod harness;
 mod approval;
 mod cancel;
 mod client_requests;
+mod config;
 mod fuzz;
 mod hostile;
 mod lifecycle;

@@ -1,0 +1,355 @@
+//! `--config tools.toml`: per-component grants, limits and approval rules in
+//! one file, so an MCP client's config stays one line
+//! (`mcp-wasm-host --config tools.toml`).
+//!
+//! ```toml
+//! [server]                      # settings for the whole server
+//! max_concurrent_calls = 32
+//! approval_timeout = "1m"
+//!
+//! [defaults]                    # every component, unless it says otherwise
+//! timeout = "30s"
+//! max_memory = "128MiB"
+//!
+//! [[component]]
+//! path = "tools/files.wasm"     # relative to this file
+//! dirs = ["/srv/data::/data:ro"]
+//! env = ["LANG=C"]
+//! require_approval = ["destructive"]
+//!
+//! [[component]]
+//! path = "tools/search.wasm"
+//! fuel = 0
+//! ```
+//!
+//! Precedence, per setting: a flag given on the command line, then the
+//! component's entry, then `[defaults]`, then the flag's default. A flag on
+//! the command line replaces the setting for every component (a `--dir`
+//! replaces every component's `dirs`). Components named with `--component`
+//! get `[defaults]` too. Every mistake in the file — bad syntax, an unknown
+//! key, a value that does not parse — is an error at start naming the line.
+
+use std::collections::BTreeSet;
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow};
+use serde::{Deserialize, Deserializer};
+
+use crate::approval::{ApprovalRule, ApprovalRules};
+use crate::cli::ServeArgs;
+use crate::limits::{CallLimits, parse_bytes, parse_duration};
+use crate::sandbox::{DirGrant, EnvGrant, Grants};
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    server: ServerTable,
+    #[serde(default)]
+    defaults: ComponentTable,
+    #[serde(default, rename = "component")]
+    components: Vec<toml::Spanned<ComponentTable>>,
+}
+
+/// `[server]`: settings that are one per server.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerTable {
+    #[serde(default, deserialize_with = "bytes")]
+    max_stack: Option<usize>,
+    max_concurrent_calls: Option<u32>,
+    #[serde(default, deserialize_with = "duration")]
+    approval_timeout: Option<Duration>,
+    max_paused: Option<u32>,
+    #[serde(default, deserialize_with = "duration")]
+    elicitation_timeout: Option<Duration>,
+    max_questions: Option<u32>,
+}
+
+/// `[defaults]` and each `[[component]]`: what one component gets.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ComponentTable {
+    /// Only in `[[component]]`: the component file.
+    path: Option<PathBuf>,
+    #[serde(default, deserialize_with = "parsed_list")]
+    dirs: Option<Vec<DirGrant>>,
+    #[serde(default, deserialize_with = "parsed_list")]
+    env: Option<Vec<EnvGrant>>,
+    fuel: Option<u64>,
+    #[serde(default, deserialize_with = "duration")]
+    timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "bytes")]
+    max_memory: Option<usize>,
+    #[serde(default, deserialize_with = "bytes")]
+    max_output: Option<usize>,
+    #[serde(default, deserialize_with = "duration")]
+    cancel_grace: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    cleanup_timeout: Option<Duration>,
+    cleanup_fuel: Option<u64>,
+    #[serde(default, deserialize_with = "parsed_list")]
+    require_approval: Option<Vec<ApprovalRule>>,
+    #[serde(default, deserialize_with = "parsed_list")]
+    no_approval: Option<Vec<ApprovalRule>>,
+}
+
+/// What the whole server runs with.
+#[derive(Clone, Debug)]
+pub struct ServerSettings {
+    /// Wasm stack per call (engine-wide).
+    pub max_stack: usize,
+    /// Calls running at once.
+    pub max_concurrent_calls: u32,
+    /// How long a call waits for approval; the longest pause.
+    pub approval_timeout: Duration,
+    /// Calls that may wait for the user at once.
+    pub max_paused: u32,
+    /// How long a question to the client may wait.
+    pub elicitation_timeout: Duration,
+    /// Questions one call may ask.
+    pub max_questions: u32,
+}
+
+/// What one component runs with.
+#[derive(Clone, Debug)]
+pub struct ComponentSettings {
+    /// The component file.
+    pub path: PathBuf,
+    /// Where it was configured, for messages (`tools.toml line 12`), if in a file.
+    pub origin: Option<String>,
+    /// Its grants.
+    pub grants: Grants,
+    /// Its per-call limits.
+    pub limits: CallLimits,
+    /// Its approval rules.
+    pub approvals: ApprovalRules,
+}
+
+/// The command line and the config file, merged.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Server-wide settings.
+    pub server: ServerSettings,
+    /// One entry per component, command-line components first.
+    pub components: Vec<ComponentSettings>,
+}
+
+/// Merges `args` with the file it names (if any).
+pub fn resolve(args: &ServeArgs) -> Result<Settings> {
+    let (file, text, base, name) = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --config {}", path.display()))?;
+            let file: ConfigFile = toml::from_str(&text)
+                .map_err(|err| anyhow!("{}: {}", path.display(), located(&err, &text)))?;
+            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            (file, text, base, path.display().to_string())
+        }
+        None => (ConfigFile::default(), String::new(), PathBuf::new(), String::new()),
+    };
+    let given = |id: &str| args.given.contains(id);
+    fn pick<T>(given: bool, cli: T, file: Option<T>) -> T {
+        if given { cli } else { file.unwrap_or(cli) }
+    }
+
+    let s = &file.server;
+    let server = ServerSettings {
+        max_stack: pick(given("max_stack"), args.max_stack, s.max_stack),
+        max_concurrent_calls: pick(
+            given("max_concurrent_calls"),
+            args.max_concurrent_calls,
+            s.max_concurrent_calls,
+        ),
+        approval_timeout: pick(given("approval_timeout"), args.approval_timeout, s.approval_timeout),
+        max_paused: pick(given("max_paused"), args.max_paused, s.max_paused),
+        elicitation_timeout: pick(
+            given("elicitation_timeout"),
+            args.elicitation_timeout,
+            s.elicitation_timeout,
+        ),
+        max_questions: pick(given("max_questions"), args.max_questions, s.max_questions),
+    };
+
+    if file.defaults.path.is_some() {
+        anyhow::bail!("{name}: [defaults] cannot name a `path`; put each component in a [[component]] table");
+    }
+    let mut components: Vec<ComponentSettings> = args
+        .components
+        .iter()
+        .map(|path| {
+            component(args, &given, path.clone(), None, &ComponentTable::default(), &file.defaults, &base)
+        })
+        .collect();
+    for entry in &file.components {
+        let line = line_of(&text, entry.span().start);
+        let origin = format!("{name} line {line}");
+        let table = entry.get_ref();
+        let Some(path) = &table.path else {
+            anyhow::bail!("{origin}: this [[component]] has no `path`");
+        };
+        components.push(component(args, &given, base.join(path), Some(origin), table, &file.defaults, &base));
+    }
+    Ok(Settings { server, components })
+}
+
+/// One component's settings: command line, then its table, then `[defaults]`.
+fn component(
+    args: &ServeArgs,
+    given: &dyn Fn(&str) -> bool,
+    path: PathBuf,
+    origin: Option<String>,
+    own: &ComponentTable,
+    defaults: &ComponentTable,
+    base: &Path,
+) -> ComponentSettings {
+    macro_rules! pick {
+        ($id:literal, $cli:expr, $field:ident) => {
+            if given($id) {
+                $cli
+            } else {
+                own.$field.clone().or_else(|| defaults.$field.clone()).unwrap_or($cli)
+            }
+        };
+    }
+    // Directories in the file are relative to the file.
+    let in_file = |dirs: Vec<DirGrant>| -> Vec<DirGrant> {
+        dirs.into_iter().map(|dir| DirGrant { host: base.join(&dir.host), ..dir }).collect()
+    };
+    let dirs = if given("dirs") {
+        args.dirs.clone()
+    } else {
+        own.dirs.clone().or_else(|| defaults.dirs.clone()).map(in_file).unwrap_or_else(|| args.dirs.clone())
+    };
+    let fuel = pick!("fuel", args.fuel, fuel);
+    ComponentSettings {
+        path,
+        origin,
+        grants: Grants { dirs, env: pick!("env", args.env.clone(), env) },
+        limits: CallLimits {
+            fuel: (fuel > 0).then_some(fuel),
+            timeout: pick!("timeout", args.timeout, timeout),
+            max_memory: pick!("max_memory", args.max_memory, max_memory),
+            cancel_grace: pick!("cancel_grace", args.cancel_grace, cancel_grace),
+            cleanup_fuel: pick!("cleanup_fuel", args.cleanup_fuel, cleanup_fuel),
+            cleanup_timeout: pick!("cleanup_timeout", args.cleanup_timeout, cleanup_timeout),
+            max_output: pick!("max_output", args.max_output, max_output),
+        },
+        approvals: ApprovalRules {
+            require: pick!("require_approval", args.require_approval.clone(), require_approval),
+            waive: pick!("no_approval", args.no_approval.clone(), no_approval),
+        },
+    }
+}
+
+/// The error with the line (and column) it is on.
+fn located(err: &toml::de::Error, text: &str) -> String {
+    match err.span() {
+        Some(span) => {
+            let line = line_of(text, span.start);
+            let column = span.start - text[..span.start].rfind('\n').map_or(0, |at| at + 1) + 1;
+            format!("line {line}, column {column}: {}", err.message())
+        }
+        None => err.message().to_string(),
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn parse_with<'de, D, T, E: Display>(
+    d: D,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    use serde::de::Error as _;
+    let text = String::deserialize(d)?;
+    parse(&text).map(Some).map_err(D::Error::custom)
+}
+
+fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    parse_with(d, parse_duration)
+}
+
+fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    parse_with(d, parse_bytes)
+}
+
+fn parsed_list<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr,
+    T::Err: Display,
+{
+    use serde::de::Error as _;
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|text| text.parse().map_err(D::Error::custom))
+        .collect::<Result<Vec<T>, _>>()
+        .map(Some)
+}
+
+/// The names of the options given on the command line, by clap id.
+pub fn given_on_command_line(matches: &clap::ArgMatches) -> BTreeSet<String> {
+    matches
+        .ids()
+        .filter(|id| matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ConfigFile, String> {
+        toml::from_str(text).map_err(|err| located(&err, text))
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let file = parse(
+            r#"
+            [server]
+            max_concurrent_calls = 8
+            approval_timeout = "30s"
+
+            [defaults]
+            timeout = "5s"
+
+            [[component]]
+            path = "a.wasm"
+            dirs = ["/tmp::/work:ro"]
+            env = ["A=1"]
+            max_memory = "64MiB"
+            require_approval = ["destructive", "wipe"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(file.server.max_concurrent_calls, Some(8));
+        assert_eq!(file.defaults.timeout, Some(Duration::from_secs(5)));
+        let entry = file.components[0].get_ref();
+        assert_eq!(entry.max_memory, Some(64 << 20));
+        assert!(entry.dirs.as_ref().unwrap()[0].read_only);
+        assert_eq!(entry.require_approval.as_ref().unwrap()[1], ApprovalRule::Tool("wipe".into()));
+    }
+
+    #[test]
+    fn mistakes_name_their_line() {
+        let err = parse("[defaults]\ntimeout = \"5 parsecs\"\n").unwrap_err();
+        assert!(err.starts_with("line 2"), "{err}");
+        let err = parse("[[component]]\npath = \"a.wasm\"\nfule = 3\n").unwrap_err();
+        assert!(err.starts_with("line 3") && err.contains("fule"), "{err}");
+        let err = parse("[server\n").unwrap_err();
+        assert!(err.starts_with("line 1"), "{err}");
+        let err = parse("[[component]]\ndirs = [\"::x\"]\n").unwrap_err();
+        assert!(err.starts_with("line 2"), "{err}");
+    }
+}
