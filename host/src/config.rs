@@ -153,26 +153,20 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         None => (ConfigFile::default(), String::new(), PathBuf::new(), String::new()),
     };
     let given = |id: &str| args.given.contains(id);
-    fn pick<T>(given: bool, cli: T, file: Option<T>) -> T {
-        if given { cli } else { file.unwrap_or(cli) }
-    }
-
+    // Command-line ids, `ServeArgs` fields and table keys share their names.
     let s = &file.server;
+    macro_rules! pick {
+        ($field:ident) => {
+            if given(stringify!($field)) { args.$field } else { s.$field.unwrap_or(args.$field) }
+        };
+    }
     let server = ServerSettings {
-        max_stack: pick(given("max_stack"), args.max_stack, s.max_stack),
-        max_concurrent_calls: pick(
-            given("max_concurrent_calls"),
-            args.max_concurrent_calls,
-            s.max_concurrent_calls,
-        ),
-        approval_timeout: pick(given("approval_timeout"), args.approval_timeout, s.approval_timeout),
-        max_paused: pick(given("max_paused"), args.max_paused, s.max_paused),
-        elicitation_timeout: pick(
-            given("elicitation_timeout"),
-            args.elicitation_timeout,
-            s.elicitation_timeout,
-        ),
-        max_questions: pick(given("max_questions"), args.max_questions, s.max_questions),
+        max_stack: pick!(max_stack),
+        max_concurrent_calls: pick!(max_concurrent_calls),
+        approval_timeout: pick!(approval_timeout),
+        max_paused: pick!(max_paused),
+        elicitation_timeout: pick!(elicitation_timeout),
+        max_questions: pick!(max_questions),
     };
 
     if file.defaults.path.is_some() {
@@ -208,11 +202,11 @@ fn component(
     base: &Path,
 ) -> ComponentSettings {
     macro_rules! pick {
-        ($id:literal, $cli:expr, $field:ident) => {
-            if given($id) {
-                $cli
+        ($field:ident) => {
+            if given(stringify!($field)) {
+                args.$field.clone()
             } else {
-                own.$field.clone().or_else(|| defaults.$field.clone()).unwrap_or($cli)
+                own.$field.clone().or_else(|| defaults.$field.clone()).unwrap_or_else(|| args.$field.clone())
             }
         };
     }
@@ -225,24 +219,21 @@ fn component(
     } else {
         own.dirs.clone().or_else(|| defaults.dirs.clone()).map(in_file).unwrap_or_else(|| args.dirs.clone())
     };
-    let fuel = pick!("fuel", args.fuel, fuel);
+    let fuel = pick!(fuel);
     ComponentSettings {
         path,
         origin,
-        grants: Grants { dirs, env: pick!("env", args.env.clone(), env) },
+        grants: Grants { dirs, env: pick!(env) },
         limits: CallLimits {
             fuel: (fuel > 0).then_some(fuel),
-            timeout: pick!("timeout", args.timeout, timeout),
-            max_memory: pick!("max_memory", args.max_memory, max_memory),
-            cancel_grace: pick!("cancel_grace", args.cancel_grace, cancel_grace),
-            cleanup_fuel: pick!("cleanup_fuel", args.cleanup_fuel, cleanup_fuel),
-            cleanup_timeout: pick!("cleanup_timeout", args.cleanup_timeout, cleanup_timeout),
-            max_output: pick!("max_output", args.max_output, max_output),
+            timeout: pick!(timeout),
+            max_memory: pick!(max_memory),
+            cancel_grace: pick!(cancel_grace),
+            cleanup_fuel: pick!(cleanup_fuel),
+            cleanup_timeout: pick!(cleanup_timeout),
+            max_output: pick!(max_output),
         },
-        approvals: ApprovalRules {
-            require: pick!("require_approval", args.require_approval.clone(), require_approval),
-            waive: pick!("no_approval", args.no_approval.clone(), no_approval),
-        },
+        approvals: ApprovalRules { require: pick!(require_approval), waive: pick!(no_approval) },
     }
 }
 
