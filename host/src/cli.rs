@@ -113,15 +113,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
 
-    /// With --http: also accept this Host header value (loopback names are
-    /// always accepted; anything else is refused against DNS rebinding). Repeatable.
-    #[arg(long = "allow-host", value_name = "HOST[:PORT]", requires = "http")]
-    pub allowed_hosts: Vec<String>,
+    /// With --http: also accept this inbound Host header value (loopback names
+    /// are always accepted; anything else is refused against DNS rebinding).
+    /// Repeatable.
+    #[arg(long = "http-allow-host", value_name = "HOST[:PORT]", requires = "http")]
+    pub http_allowed_hosts: Vec<String>,
 
     /// With --http: also accept browser requests from this origin, e.g.
     /// `https://app.example.com:443` (loopback origins are always accepted). Repeatable.
-    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
-    pub allowed_origins: Vec<String>,
+    #[arg(long = "http-allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub http_allowed_origins: Vec<String>,
 
     /// Where compiled components are cached
     /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].

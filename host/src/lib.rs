@@ -127,8 +127,8 @@ async fn serve_http(
 ) -> Result<()> {
     let options = http::HttpOptions {
         addr,
-        allowed_hosts: args.allowed_hosts.clone(),
-        allowed_origins: args.allowed_origins.clone(),
+        allowed_hosts: args.http_allowed_hosts.clone(),
+        allowed_origins: args.http_allowed_origins.clone(),
     };
     let serving = http::serve(server, options, shutdown.clone());
     tokio::pin!(serving);
