@@ -180,7 +180,11 @@ impl CallRunner {
         client: ClientLink,
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
-        let budget = StoreBudget { fuel: self.limits.fuel, max_memory: self.limits.max_memory };
+        let budget = StoreBudget {
+            fuel: self.limits.fuel,
+            max_memory: self.limits.max_memory,
+            time_limit: self.limits.timeout,
+        };
         let mut store = match new_store(
             &self.engine,
             &self.grants,
@@ -302,7 +306,11 @@ impl CallRunner {
         reason: StopReason,
     ) -> CleanupOutcome {
         self.stats.cleanup_ran();
-        let budget = StoreBudget { fuel: Some(self.limits.cleanup_fuel), max_memory: self.limits.max_memory };
+        let budget = StoreBudget {
+            fuel: Some(self.limits.cleanup_fuel),
+            max_memory: self.limits.max_memory,
+            time_limit: self.limits.cleanup_timeout,
+        };
         let detached = ClientLink::detached(self.stats.clone());
         let mut store = match new_store(
             &self.engine,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::limits::{parse_bytes, parse_duration};
-use crate::sandbox::{DirGrant, EnvGrant};
+use crate::sandbox::{DirGrant, EnvGrant, HostGrant};
 
 /// Serve WebAssembly component tools to any MCP client, each call sandboxed.
 ///
@@ -56,6 +56,14 @@ pub struct ServeArgs {
     /// host's value. Repeatable. Default: an empty environment.
     #[arg(long = "env", value_name = "KEY[=VALUE]")]
     pub env: Vec<EnvGrant>,
+
+    /// Let tools send HTTP requests (wasi:http) to this host: HOST for any
+    /// port, HOST:PORT for one port; IPv6 in brackets (`[::1]:8080`). Names
+    /// match case-insensitively, with no implicit subdomains. Repeatable.
+    /// Default: no network; other requests fail with `http-request-denied`.
+    /// Raw sockets (TCP, UDP, name lookup) are never granted.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub hosts: Vec<HostGrant>,
 
     /// Fuel per call (about one unit per wasm instruction); 0 = unmetered.
     /// A call that runs out gets an isError result.
@@ -115,7 +123,7 @@ pub struct ServeArgs {
 
     /// With --http: also accept this inbound Host header value (loopback names
     /// are always accepted; anything else is refused against DNS rebinding).
-    /// Repeatable.
+    /// Repeatable. (--allow-host is for the tools' outgoing requests.)
     #[arg(long = "http-allow-host", value_name = "HOST[:PORT]", requires = "http")]
     pub http_allowed_hosts: Vec<String>,
 

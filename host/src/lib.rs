@@ -12,6 +12,7 @@
 //! - [`client`]: what a guest asks of the MCP client (log, progress,
 //!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
+//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`component`]: loading and checking a component, its tools and schemas;
 //! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
@@ -28,6 +29,7 @@ pub mod content;
 pub mod engine;
 pub mod http;
 pub mod limits;
+pub mod outgoing_http;
 pub mod priority;
 pub mod sandbox;
 pub mod server;
@@ -46,7 +48,7 @@ use crate::cli::ServeArgs;
 use crate::component::{ToolComponent, host_linker};
 use crate::engine::{CompileCache, EngineSettings, build_engine, start_epoch_ticker};
 use crate::limits::CallLimits;
-use crate::sandbox::Grants;
+use crate::sandbox::{Grants, HostGrants};
 use crate::server::ToolServer;
 use crate::shutdown::EofWatch;
 use crate::stats::Stats;
@@ -62,8 +64,12 @@ pub async fn build_server(
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<ToolServer> {
-    let grants = Grants { dirs: args.dirs.clone(), env: args.env.clone() };
+    let grants =
+        Grants { dirs: args.dirs.clone(), env: args.env.clone(), hosts: HostGrants::new(args.hosts.clone()) };
     grants.validate()?;
+    for host in grants.hosts.iter() {
+        tracing::info!(%host, "outgoing HTTP allowed (--allow-host)");
+    }
     let limits = CallLimits {
         fuel: (args.fuel > 0).then_some(args.fuel),
         timeout: args.timeout,
