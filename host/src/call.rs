@@ -228,7 +228,8 @@ impl CallRunner {
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
-        let budget = StoreBudget { fuel: limits.fuel, max_memory: limits.max_memory };
+        let budget =
+            StoreBudget { fuel: limits.fuel, max_memory: limits.max_memory, time_limit: limits.timeout };
         let mut store = match new_store(
             &self.engine,
             &component.grants,
@@ -349,7 +350,11 @@ impl CallRunner {
     ) -> CleanupOutcome {
         self.stats.cleanup_ran();
         let limits = &component.limits;
-        let budget = StoreBudget { fuel: Some(limits.cleanup_fuel), max_memory: limits.max_memory };
+        let budget = StoreBudget {
+            fuel: Some(limits.cleanup_fuel),
+            max_memory: limits.max_memory,
+            time_limit: limits.cleanup_timeout,
+        };
         let detached = ClientLink::detached(self.stats.clone());
         let mut store = match new_store(
             &self.engine,

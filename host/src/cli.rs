@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::approval::ApprovalRule;
 use crate::limits::{parse_bytes, parse_duration};
-use crate::sandbox::{DirGrant, EnvGrant};
+use crate::sandbox::{DirGrant, EnvGrant, HostGrant};
 
 /// Serve WebAssembly component tools to any MCP client, each call sandboxed.
 ///
@@ -83,6 +83,14 @@ pub struct ServeArgs {
     /// host's value. Repeatable. Default: an empty environment.
     #[arg(long = "env", value_name = "KEY[=VALUE]")]
     pub env: Vec<EnvGrant>,
+
+    /// Let tools send HTTP requests (wasi:http) to this host: HOST for any
+    /// port, HOST:PORT for one port; IPv6 in brackets (`[::1]:8080`). Names
+    /// match case-insensitively, with no implicit subdomains. Repeatable.
+    /// Default: no network; other requests fail with `http-request-denied`.
+    /// Raw sockets (TCP, UDP, name lookup) are never granted.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<HostGrant>,
 
     /// Fuel per call (about one unit per wasm instruction); 0 = unmetered.
     /// A call that runs out gets an isError result.
@@ -165,15 +173,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
 
-    /// With --http: also accept this Host header value (loopback names are
-    /// always accepted; anything else is refused against DNS rebinding). Repeatable.
-    #[arg(long = "allow-host", value_name = "HOST[:PORT]", requires = "http")]
-    pub allowed_hosts: Vec<String>,
+    /// With --http: also accept this inbound Host header value (loopback names
+    /// are always accepted; anything else is refused against DNS rebinding).
+    /// Repeatable. (--allow-host is for the tools' outgoing requests.)
+    #[arg(long = "http-allow-host", value_name = "HOST[:PORT]", requires = "http")]
+    pub http_allowed_hosts: Vec<String>,
 
     /// With --http: also accept browser requests from this origin, e.g.
     /// `https://app.example.com:443` (loopback origins are always accepted). Repeatable.
-    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
-    pub allowed_origins: Vec<String>,
+    #[arg(long = "http-allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub http_allowed_origins: Vec<String>,
 
     /// Where compiled components are cached
     /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].

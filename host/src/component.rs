@@ -99,10 +99,14 @@ fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<String
 }
 
 /// The linker every component is resolved against: WASI 0.2 (with the grants
-/// applied per store) and the `mcp:tool` host interfaces.
+/// applied per store), outgoing `wasi:http` and the `mcp:tool` host interfaces.
 pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // `wasi:http/types` and `outgoing-handler` only (the rest of the proxy
+    // world is already in WASI). Every request passes `outgoing_http`'s
+    // --allow-host check, so linking it grants nothing by itself.
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     // Interface by interface: the world-level `add_to_linker` would also add
     // `wasi:io`, which `add_to_linker_async` has already provided.
     bindings::types::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
@@ -148,8 +152,8 @@ impl ToolComponent {
             }
             anyhow!(
                 "{shown} needs an import the host does not provide: {err:#}\n\
-                 The host provides WASI 0.2 (files and environment only as granted) \
-                 and mcp:tool/client, mcp:tool/cancellation."
+                 The host provides WASI 0.2 (files, environment and outgoing wasi:http \
+                 only as granted; no raw sockets) and mcp:tool/client, mcp:tool/cancellation."
             )
         })?;
         let pre = ToolComponentPre::new(instance_pre).map_err(|err| {
@@ -203,7 +207,8 @@ fn check_is_component(bytes: &[u8]) -> Result<()> {
 }
 
 async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Result<Vec<ToolInfo>> {
-    let budget = StoreBudget { fuel: Some(1_000_000_000), max_memory: 64 << 20 };
+    let budget =
+        StoreBudget { fuel: Some(1_000_000_000), max_memory: 64 << 20, time_limit: LIST_TOOLS_TIMEOUT };
     let mut store = new_store(
         engine,
         &Grants::default(),

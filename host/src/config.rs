@@ -15,6 +15,7 @@
 //! path = "tools/files.wasm"     # relative to this file
 //! dirs = ["/srv/data::/data:ro"]
 //! env = ["LANG=C"]
+//! allow_hosts = ["api.example.com:443"]   # outgoing HTTP, as --allow-host
 //! require_approval = ["destructive"]
 //!
 //! [[component]]
@@ -41,7 +42,7 @@ use serde::{Deserialize, Deserializer};
 use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::cli::ServeArgs;
 use crate::limits::{CallLimits, parse_bytes, parse_duration};
-use crate::sandbox::{DirGrant, EnvGrant, Grants};
+use crate::sandbox::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -80,6 +81,8 @@ struct ComponentTable {
     dirs: Option<Vec<DirGrant>>,
     #[serde(default, deserialize_with = "parsed_list")]
     env: Option<Vec<EnvGrant>>,
+    #[serde(default, deserialize_with = "parsed_list")]
+    allow_hosts: Option<Vec<HostGrant>>,
     fuel: Option<u64>,
     #[serde(default, deserialize_with = "duration")]
     timeout: Option<Duration>,
@@ -223,7 +226,7 @@ fn component(
     ComponentSettings {
         path,
         origin,
-        grants: Grants { dirs, env: pick!(env) },
+        grants: Grants { dirs, env: pick!(env), hosts: HostGrants::new(pick!(allow_hosts)) },
         limits: CallLimits {
             fuel: (fuel > 0).then_some(fuel),
             timeout: pick!(timeout),
@@ -319,6 +322,7 @@ mod tests {
             path = "a.wasm"
             dirs = ["/tmp::/work:ro"]
             env = ["A=1"]
+            allow_hosts = ["example.com:443", "127.0.0.1"]
             max_memory = "64MiB"
             require_approval = ["destructive", "wipe"]
             "#,
@@ -329,6 +333,7 @@ mod tests {
         let entry = file.components[0].get_ref();
         assert_eq!(entry.max_memory, Some(64 << 20));
         assert!(entry.dirs.as_ref().unwrap()[0].read_only);
+        assert_eq!(entry.allow_hosts.as_ref().unwrap().len(), 2);
         assert_eq!(entry.require_approval.as_ref().unwrap()[1], ApprovalRule::Tool("wipe".into()));
     }
 

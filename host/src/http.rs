@@ -4,7 +4,8 @@
 //!
 //! Loopback by default: requests must name a loopback host
 //! (`localhost`, `127.0.0.1`, `[::1]`), and browser requests must come from
-//! a loopback origin, unless `--allow-host` / `--allow-origin` widen that.
+//! a loopback origin, unless `--http-allow-host` / `--http-allow-origin`
+//! widen that.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -14,6 +14,7 @@
 //! - [`client`]: what a guest asks of the MCP client (log, progress,
 //!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
+//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
 //! - [`component`]: loading and checking a component, its tools and schemas;
@@ -33,6 +34,7 @@ pub mod content;
 pub mod engine;
 pub mod http;
 pub mod limits;
+pub mod outgoing_http;
 pub mod paused;
 pub mod priority;
 pub mod sandbox;
@@ -77,6 +79,9 @@ pub async fn build_server(
         |component: &ComponentSettings| component.origin.clone().unwrap_or_else(|| "the command line".into());
     for component in &settings.components {
         component.grants.validate().with_context(|| format!("grants from {}", named(component)))?;
+        for host in component.grants.hosts.iter() {
+            tracing::info!(component = %component.path.display(), %host, "outgoing HTTP allowed");
+        }
     }
     // The engine is shared: its instance pool is sized for the largest
     // memory any component may use, and fuel is metered if any uses it.
@@ -142,8 +147,8 @@ async fn serve_http(
 ) -> Result<()> {
     let options = http::HttpOptions {
         addr,
-        allowed_hosts: args.allowed_hosts.clone(),
-        allowed_origins: args.allowed_origins.clone(),
+        allowed_hosts: args.http_allowed_hosts.clone(),
+        allowed_origins: args.http_allowed_origins.clone(),
     };
     let serving = http::serve(server, options, shutdown.clone());
     tokio::pin!(serving);

@@ -499,6 +499,84 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A loopback HTTP/1.1 server for tests of tools' outgoing requests. It
+/// records every connection in `events` (`connected N`, `request N: LINE`,
+/// `closed N`), so a test can tell whether a request reached it at all.
+pub struct TestServer {
+    /// The port it listens on, at 127.0.0.1.
+    pub port: u16,
+    /// What it saw, one line per event.
+    pub events: Arc<Lines>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl TestServer {
+    /// Answers every request with `200 OK` and `body`.
+    pub async fn answering(body: &str) -> TestServer {
+        Self::start(Some(body.to_string())).await
+    }
+
+    /// Reads requests and never answers, until the client goes away.
+    pub async fn silent() -> TestServer {
+        Self::start(None).await
+    }
+
+    async fn start(body: Option<String>) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binding a test server");
+        let port = listener.local_addr().unwrap().port();
+        let events = Arc::new(Lines::default());
+        let seen = events.clone();
+        let accept = tokio::spawn(async move {
+            for n in 1.. {
+                let Ok((socket, _)) = listener.accept().await else { return };
+                seen.push(format!("connected {n}"));
+                tokio::spawn(Self::serve(n, socket, body.clone(), seen.clone()));
+            }
+        });
+        TestServer { port, events, accept }
+    }
+
+    async fn serve(n: usize, socket: tokio::net::TcpStream, body: Option<String>, seen: Arc<Lines>) {
+        let (read, mut write) = socket.into_split();
+        let mut read = BufReader::new(read);
+        let mut line = String::new();
+        if read.read_line(&mut line).await.unwrap_or(0) == 0 {
+            seen.push(format!("closed {n}"));
+            return;
+        }
+        seen.push(format!("request {n}: {}", line.trim_end()));
+        // Skip the headers; the tools under test send no body.
+        loop {
+            line.clear();
+            if read.read_line(&mut line).await.unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+        }
+        if let Some(body) = body {
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = write.write_all(response.as_bytes()).await;
+        }
+        // Wait for the client to close its side (EOF or a reset).
+        let mut rest = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut read, &mut rest).await;
+        seen.push(format!("closed {n}"));
+    }
+
+    /// How many connections it accepted.
+    pub fn connections(&self) -> usize {
+        self.events.all().iter().filter(|e| e.starts_with("connected")).count()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
 /// An unused JSON object, for tools without arguments.
 pub fn no_args() -> Value {
     Value::Object(JsonObject::new())

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Host, Start, guest, no_args, text_of};
+use crate::harness::{Host, Start, TestServer, guest, no_args, text_of};
 
 /// The hostile component beside the demo (for well-behaved neighbour calls).
 fn hostile(extra: &[&str]) -> Start {
@@ -155,4 +155,78 @@ async fn a_tool_cannot_pester_the_user_with_questions() {
     let asked = host.test_client.events.all().iter().filter(|e| e.starts_with("elicit")).count();
     assert_eq!(asked, 5, "the client saw only the allowed questions");
     assert_eq!(host.wait_until_idle().await["open_client_requests"], 0);
+}
+
+/// A port on 127.0.0.1 other than `port` (nothing needs to listen there: a
+/// request to it is refused before any connection).
+fn other_port(port: u16) -> u16 {
+    if port == u16::MAX { port - 1 } else { port + 1 }
+}
+
+#[tokio::test]
+async fn a_granted_host_is_reached_over_wasi_http() {
+    let server = TestServer::answering("hello from loopback").await;
+    let grant = format!("127.0.0.1:{}", server.port);
+    let host = Host::start(hostile(&["--allow-host", &grant])).await;
+    let url = format!("http://127.0.0.1:{}/greeting", server.port);
+    let fetched = host.call("fetch", json!({ "url": url })).await.unwrap();
+    assert_eq!(text_of(&fetched), "status 200: hello from loopback", "{fetched:?}");
+    server.events.wait_for("the request at the server", |e| e == "request 1: GET /greeting HTTP/1.1").await;
+    // The grant is for that port only: the same host on another port is refused.
+    let elsewhere = format!("http://127.0.0.1:{}/", other_port(server.port));
+    let refused = host.call("fetch", json!({ "url": elsewhere })).await.unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    assert_eq!(server.connections(), 1);
+}
+
+#[tokio::test]
+async fn contacting_a_host_not_allowed_is_refused_before_any_connection() {
+    let server = TestServer::answering("must not be served").await;
+    let target = format!("127.0.0.1:{}", server.port);
+    let other_port = format!("127.0.0.1:{}", other_port(server.port));
+    let same_port_by_name = format!("localhost:{}", server.port);
+    for grants in
+        [vec![], vec!["--allow-host", other_port.as_str()], vec!["--allow-host", same_port_by_name.as_str()]]
+    {
+        let host = Host::start(hostile(&grants)).await;
+        let message = survive(&host, "fetch", json!({ "url": format!("http://{target}/secret") })).await;
+        assert!(message.contains("HttpRequestDenied"), "{grants:?}: {message}");
+        let refusal = format!("{target} is not granted (allow it with --allow-host HOST[:PORT])");
+        host.stderr.wait_for("the refusal in the host's log", |l| l.contains(&refusal)).await;
+    }
+    // Every call above has ended: a connection would have been made by now.
+    assert_eq!(server.events.all(), Vec::<String>::new(), "a refused request reached the server");
+}
+
+#[tokio::test]
+async fn raw_sockets_and_name_lookups_are_refused_even_with_an_http_grant() {
+    let server = TestServer::answering("must not be served").await;
+    let grant = format!("127.0.0.1:{}", server.port);
+    let host = Host::start(hostile(&["--allow-host", &grant])).await;
+    for addr in [grant.clone(), format!("localhost:{}", server.port)] {
+        let result = host.call("connect_tcp", json!({ "addr": addr })).await.unwrap();
+        let message = text_of(&result);
+        assert!(message.starts_with("refused: "), "{addr}: {message}");
+    }
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert_eq!(text_of(&next), "next");
+    assert_eq!(server.events.all(), Vec::<String>::new(), "a raw socket reached the server");
+}
+
+#[tokio::test]
+async fn cancelling_a_call_drops_its_outgoing_request() {
+    let server = TestServer::silent().await;
+    let grant = format!("127.0.0.1:{}", server.port);
+    let host = Host::start(hostile(&["--allow-host", &grant])).await;
+    let url = format!("http://{grant}/never-answered");
+    let handle = host.start_call("fetch", json!({ "url": url })).await;
+    server.events.wait_for("the request at the server", |e| e.starts_with("request 1:")).await;
+    handle.cancel(Some("test cancels".into())).await.unwrap();
+    let ended = host.call_ended("fetch").await;
+    assert!(ended.contains("stop_reason=\"client-cancelled\""), "{ended}");
+    // The store is gone, and with it the request's task and its connection.
+    server.events.wait_for("the connection to close", |e| e == "closed 1").await;
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert_eq!(text_of(&next), "next");
+    assert_eq!(host.wait_until_idle().await["live_stores"], 0);
 }

@@ -62,6 +62,9 @@ fn bad_flags_are_refused_with_usage() {
     assert!(!ok && stderr.contains("not a duration"), "{stderr}");
     let (ok, stderr) = run_to_exit(&["--component", demo.to_str().unwrap(), "--dir", "/nonexistent-dir"]);
     assert!(!ok && stderr.contains("not a directory"), "{stderr}");
+    let (ok, stderr) =
+        run_to_exit(&["--component", demo.to_str().unwrap(), "--allow-host", "https://api.example.com"]);
+    assert!(!ok && stderr.contains("--allow-host") && stderr.contains("not a URL"), "{stderr}");
 }
 
 #[test]

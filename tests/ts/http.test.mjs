@@ -79,8 +79,8 @@ test('over HTTP, a request naming a foreign Host is refused (DNS rebinding)', as
   }
 });
 
-test('over HTTP, --allow-host admits a host the user named', async () => {
-  const { child, url } = await startHttpHost(['--allow-host', 'tools.internal']);
+test('over HTTP, --http-allow-host admits a host the user named', async () => {
+  const { child, url } = await startHttpHost(['--http-allow-host', 'tools.internal']);
   try {
     assert.equal(await initializeAs(url, 'tools.internal'), 200);
     const status = await initializeAs(url, 'evil.example.com');

@@ -32,6 +32,8 @@ impl Guest for Hostile {
             tool("bad_json", "Returns structured content that is not JSON"),
             tool("trap_in_cleanup", "Spins; its cleanup panics"),
             tool("loop_in_cleanup", "Spins; its cleanup never returns"),
+            tool("fetch", "GETs `url` through wasi:http; returns the status and body"),
+            tool("connect_tcp", "Opens a raw TCP connection to `addr` through wasi:sockets"),
         ]
     }
 
@@ -93,6 +95,14 @@ impl Guest for Hostile {
                 structured_content: Some("{this is not json".into()),
                 is_error: false,
             }),
+            "fetch" => fetch(args["url"].as_str().unwrap_or_default()).map_err(CallError::Failed),
+            "connect_tcp" => {
+                let addr = args["addr"].as_str().unwrap_or_default();
+                match std::net::TcpStream::connect(addr) {
+                    Ok(_) => Ok(text(&format!("connected to {addr}"))),
+                    Err(err) => Ok(text(&format!("refused: {err}"))),
+                }
+            }
             "trap_in_cleanup" | "loop_in_cleanup" => {
                 let _ = call_id;
                 let mut x: u64 = 1;
@@ -117,6 +127,56 @@ impl Guest for Hostile {
         }
         panic!("hostile cleanup panics on purpose");
     }
+}
+
+/// A plain `GET url` through `wasi:http/outgoing-handler`: `status N: BODY`,
+/// or the error the host gave (its `error-code`, as the guest sees it).
+fn fetch(url: &str) -> Result<CallResult, String> {
+    use wasi::http::outgoing_handler;
+    use wasi::http::types::{Fields, OutgoingRequest, Scheme};
+    use wasi::io::streams::StreamError;
+
+    let (scheme, rest) = match url.split_once("://") {
+        Some(("http", rest)) => (Scheme::Http, rest),
+        Some(("https", rest)) => (Scheme::Https, rest),
+        _ => return Err(format!("{url}: only http:// and https:// URLs")),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, "/"),
+    };
+    let request = OutgoingRequest::new(Fields::new());
+    let set = request.set_scheme(Some(&scheme)).is_ok()
+        && request.set_authority(Some(authority)).is_ok()
+        && request.set_path_with_query(Some(path)).is_ok();
+    if !set {
+        return Err(format!("{url}: the host rejected the URL"));
+    }
+    let failed = |what: String| format!("fetch {url} failed: {what}");
+    let pending = outgoing_handler::handle(request, None).map_err(|code| failed(format!("{code:?}")))?;
+    pending.subscribe().block();
+    let response = match pending.get() {
+        Some(Ok(Ok(response))) => response,
+        Some(Ok(Err(code))) => return Err(failed(format!("{code:?}"))),
+        Some(Err(())) | None => return Err(failed("the response was not available".into())),
+    };
+    let status = response.status();
+    let body = response.consume().map_err(|()| failed("no body".into()))?;
+    let mut bytes = Vec::new();
+    {
+        // The stream is a child of the body: it must go first.
+        let stream = body.stream().map_err(|()| failed("no body stream".into()))?;
+        loop {
+            match stream.blocking_read(64 * 1024) {
+                Ok(chunk) => bytes.extend_from_slice(&chunk),
+                Err(StreamError::Closed) => break,
+                Err(StreamError::LastOperationFailed(err)) => {
+                    return Err(failed(err.to_debug_string()));
+                }
+            }
+        }
+    }
+    Ok(text(&format!("status {status}: {}", String::from_utf8_lossy(&bytes))))
 }
 
 #[inline(never)]
