@@ -51,8 +51,9 @@ test('over HTTP, abort() stops a spinning tool, cleanup runs, the next call is s
   }
 });
 
-/** POSTs an `initialize` naming `host` in the Host header; resolves with the status. */
-function initializeAs(url, host) {
+/** POSTs an `initialize` naming `host` in the Host header (and `origin`, if
+ * given, as a browser would); resolves with the status. */
+function initializeAs(url, host, origin) {
   const { port } = new URL(url);
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {
     protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'host-check', version: '1' } } });
@@ -60,7 +61,8 @@ function initializeAs(url, host) {
     const req = request(
       { host: '127.0.0.1', port, path: '/mcp', method: 'POST',
         headers: { Host: host, 'Content-Type': 'application/json',
-                   Accept: 'application/json, text/event-stream' } },
+                   Accept: 'application/json, text/event-stream',
+                   ...(origin ? { Origin: origin } : {}) } },
       (res) => { res.resume(); resolve(res.statusCode); },
     );
     req.on('error', reject);
@@ -84,6 +86,19 @@ test('over HTTP, --http-allow-host admits a host the user named', async () => {
   try {
     assert.equal(await initializeAs(url, 'tools.internal'), 200);
     const status = await initializeAs(url, 'evil.example.com');
+    assert.ok(status >= 400 && status < 500, `status ${status}`);
+  } finally {
+    child.kill('SIGTERM');
+  }
+});
+
+test('over HTTP, only loopback origins and --http-allow-origin ones may call from a browser', async () => {
+  const { child, url } = await startHttpHost(['--http-allow-origin', 'https://app.example.com']);
+  const host = new URL(url).host;
+  try {
+    assert.equal(await initializeAs(url, host, 'https://app.example.com'), 200);
+    assert.equal(await initializeAs(url, host, `http://${host}`), 200);
+    const status = await initializeAs(url, host, 'https://evil.example.com');
     assert.ok(status >= 400 && status < 500, `status ${status}`);
   } finally {
     child.kill('SIGTERM');
