@@ -1,8 +1,9 @@
 //! A cancel storm: many calls, cancelled at random moments — before they
 //! start, while they compute, while they sleep in a host call, while they
-//! wait on a question, and racing their own completion. Afterwards every
-//! request got exactly one of (a response, a stop with cleanup), and the host
-//! holds nothing. `STORM_CALLS` scales it (`just soak` runs 10 000).
+//! wait on a question or an approval, and racing their own completion.
+//! Afterwards every request got exactly one of (a response, a stop with
+//! cleanup), and the host holds nothing: no call, store, open question,
+//! paused call or lease. `STORM_CALLS` scales it (`just soak` runs 10 000).
 
 use std::time::Duration;
 
@@ -142,7 +143,9 @@ async fn storm(host: &Host, rng: &mut Lcg, calls: u64) {
                 Some("stall") => 3,
                 Some("survey") => 4,
                 Some("wait_for_cancel") => 5,
-                _ => rng.next(6),
+                Some("delete_records") => 6,
+                Some("prune") => 7,
+                _ => rng.next(8),
             };
             let (tool, args) = match pick {
                 0 => ("echo", json!({ "text": "storm" })),
@@ -150,7 +153,10 @@ async fn storm(host: &Host, rng: &mut Lcg, calls: u64) {
                 2 => ("spin", json!({})),
                 3 => ("stall", json!({})),
                 4 => ("survey", json!({ "questions": 2 })),
-                _ => ("wait_for_cancel", json!({})),
+                5 => ("wait_for_cancel", json!({})),
+                // Approval before the call, then mid-call (holding a lock).
+                6 => ("delete_records", json!({ "table": "storm" })),
+                _ => ("prune", json!({ "count": 1 })),
             };
             // Cancel right away (before it starts), soon, later; spin, stall
             // and wait_for_cancel never finish, so they are always cancelled.
