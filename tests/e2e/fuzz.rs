@@ -59,9 +59,31 @@ fn value(rng: &mut Rng, depth: u32) -> Value {
 
 /// A frame: usually well-formed JSON-RPC with random parts, sometimes broken.
 fn frame(rng: &mut Rng, id: u64) -> Vec<u8> {
-    let tools = ["echo", "countdown", "survey", "compute", "allocate", "sign_in", "nope", ""];
-    let methods =
-        ["tools/call", "tools/list", "ping", "resources/read", "logging/setLevel", "initialize", "x/y"];
+    let tools = [
+        "echo",
+        "countdown",
+        "survey",
+        "compute",
+        "allocate",
+        "sign_in",
+        "delete_records",
+        "prune",
+        "nope",
+        "",
+    ];
+    let methods = [
+        "tools/call",
+        "tools/list",
+        "ping",
+        "resources/read",
+        "logging/setLevel",
+        "initialize",
+        "server/discover",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "x/y",
+    ];
     let request_id = match rng.below(6) {
         0 => json!(rng.next() as i64),
         1 => json!(format!("s{id}")),
@@ -72,8 +94,11 @@ fn frame(rng: &mut Rng, id: u64) -> Vec<u8> {
     let message = match rng.below(10) {
         0..=2 => {
             // Well-formed calls with valid arguments: these reach a guest.
-            let (name, arguments) = match rng.below(6) {
+            let (name, arguments) = match rng.below(8) {
                 0 => ("echo", json!({ "text": value(rng, 0).to_string() })),
+                // Need approval; this client cannot be asked, so they fail closed.
+                6 => ("delete_records", json!({ "table": value(rng, 0).to_string() })),
+                7 => ("prune", json!({ "count": 1 + rng.below(3) })),
                 1 => ("countdown", json!({ "steps": rng.below(4), "step_ms": rng.below(3), "quiet": true })),
                 2 => ("compute", json!({ "iterations": rng.below(1000) })),
                 3 => ("allocate", json!({ "mib": rng.below(5) })),
@@ -95,8 +120,13 @@ fn frame(rng: &mut Rng, id: u64) -> Vec<u8> {
                     }
                 }
             }
-            json!({ "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                    "params": { "name": rng.pick(&tools), "arguments": arguments } })
+            let mut params = json!({ "name": rng.pick(&tools), "arguments": arguments });
+            // Now and then a follow-up to a paused call that never was (2026-07-28).
+            if rng.below(3) == 0 {
+                params["requestState"] = value(rng, 1);
+                params["inputResponses"] = value(rng, 2);
+            }
+            json!({ "jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params })
         }
         5 => json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": { "requestId": value(rng, 1), "reason": value(rng, 0) } }),
