@@ -9,8 +9,10 @@ callback). These tests check, from a client the project did not write, that:
   that question (`notifications/cancelled` for the elicitation request, which
   the SDK turns into cancelling the callback), sends no result for the
   cancelled call, and leaves the host ready for the next call;
+- a tool that needs the user's approval asks with a one-field form and runs
+  only on an explicit yes;
 - afterwards the host holds nothing: its `mcp-wasm-host://status` resource
-  reports no live calls, stores or open client requests.
+  reports no live calls, stores, open client requests or paused calls.
 
 Every JSON-RPC message on the stdio link is recorded (see `Wire`), so the
 tests can also assert on what the SDK hides (a late result for a cancelled
@@ -324,3 +326,36 @@ async def test_python_sdk_cancelling_the_call_withdraws_the_open_elicitation(tmp
         # The cancelled call never got a response, not even a late one the SDK
         # would have dropped without telling anyone.
         assert wire.answers_to("host", call_id) == [], wire.messages
+
+
+async def test_python_sdk_approves_and_declines_a_tool_that_needs_approval(tmp_path: Path) -> None:
+    """`delete_records` needs the user's approval: the host asks with a form
+    holding one `approve` field; only an explicit yes runs the tool."""
+    verdicts = iter([True, False])
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"approve": next(verdicts)})
+
+    async with serve(tmp_path, elicit) as host:
+        with host.patience("the approved call"):
+            approved = await host.session.call_tool("delete_records", {"table": "users"})
+        assert approved.is_error is False, approved
+        assert approved.content[0].text == "deleted every record of users", approved
+
+        with host.patience("the declined call"):
+            declined = await host.session.call_tool("delete_records", {"table": "users"})
+        assert declined.is_error is True, declined
+        assert "the user declined" in declined.content[0].text, declined
+
+        assert len(asked) == 2
+        assert "Allow the tool `delete_records` to run?" in asked[0].message
+        assert 'table: "users"' in asked[0].message
+        schema = host.wire.requests("host", "elicitation/create")[0]["params"]["requestedSchema"]
+        assert schema["required"] == ["approve"] and schema["properties"]["approve"]["type"] == "boolean"
+
+        status = await host.settled_status()
+        assert status["paused_calls"] == 0 and status["leases"] == 0, status
+        # The declined call never ran, and the host's log says why.
+        assert 'outcome="declined"' in host.stderr()
