@@ -102,7 +102,7 @@ impl ToolServer {
                         component.path.display()
                     );
                 }
-                listed.push(mcp_tool(spec));
+                listed.push(mcp_tool(spec, component.approvals.needs_approval(spec)));
                 routes.insert(spec.name.clone(), (component.clone(), index));
             }
         }
@@ -129,7 +129,10 @@ impl ToolServer {
     }
 }
 
-fn mcp_tool(spec: &ToolSpec) -> Tool {
+/// The `_meta` key that tells clients a tool asks the user before it runs.
+pub const NEEDS_APPROVAL_META: &str = "mcp-wasm-host/needsApproval";
+
+fn mcp_tool(spec: &ToolSpec, needs_approval: bool) -> Tool {
     let mut tool = Tool::new_with_raw(
         spec.name.clone(),
         spec.description.clone().map(Into::into),
@@ -141,6 +144,11 @@ fn mcp_tool(spec: &ToolSpec) -> Tool {
     if a.read_only.is_some() || a.destructive.is_some() || a.idempotent.is_some() || a.open_world.is_some() {
         tool.annotations =
             Some(ToolAnnotations::from_raw(None, a.read_only, a.destructive, a.idempotent, a.open_world));
+    }
+    if needs_approval {
+        let mut meta = rmcp::model::JsonObject::new();
+        meta.insert(NEEDS_APPROVAL_META.into(), Value::Bool(true));
+        tool.meta = Some(rmcp::model::MetaObject(meta));
     }
     tool
 }

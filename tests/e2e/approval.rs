@@ -18,6 +18,13 @@ use crate::harness::{Approval, Host, PATIENCE, Start, TestClient, files_in, para
 #[tokio::test]
 async fn an_approved_call_runs_and_the_question_summarises_its_arguments() {
     let host = Host::start(Start::new("demo", &[])).await;
+    // tools/list says which tools ask first.
+    let tools = host.client.peer().list_all_tools().await.unwrap();
+    let asks = |name: &str| {
+        let tool = tools.iter().find(|tool| tool.name == name).unwrap();
+        tool.meta.as_ref().and_then(|meta| meta.0.get("mcp-wasm-host/needsApproval")).is_some()
+    };
+    assert!(asks("delete_records") && !asks("echo") && !asks("prune") && !asks("spin"));
     let long = "x".repeat(5_000);
     let result = host.call("delete_records", json!({ "table": long })).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");
