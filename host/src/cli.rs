@@ -6,8 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::approval::ApprovalRule;
+use crate::grants::{DirGrant, EnvGrant, HostGrant};
 use crate::limits::{parse_bytes, parse_duration};
-use crate::sandbox::{DirGrant, EnvGrant, HostGrant};
 
 /// Serve WebAssembly component tools to any MCP client, each call sandboxed.
 ///

@@ -20,8 +20,9 @@ use crate::bindings::{self, ToolComponentPre};
 use crate::cancellation::CallCancellation;
 use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
+use crate::grants::Grants;
 use crate::limits::CallLimits;
-use crate::sandbox::{CallState, Grants, StoreBudget, new_store};
+use crate::sandbox::{CallState, StoreBudget, new_store};
 
 /// The version of the `mcp:tool` contract (`wit/`) this host implements.
 pub const CONTRACT_VERSION: &str = "0.2.0";

@@ -41,8 +41,8 @@ use serde::{Deserialize, Deserializer};
 
 use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::cli::ServeArgs;
+use crate::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
 use crate::limits::{CallLimits, parse_bytes, parse_duration};
-use crate::sandbox::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]

@@ -14,6 +14,7 @@
 //! - [`client`]: what a guest asks of the MCP client (log, progress,
 //!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
+//! - [`grants`]: what the user granted (directories, environment, hosts);
 //! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
@@ -32,6 +33,7 @@ pub mod component;
 pub mod config;
 pub mod content;
 pub mod engine;
+pub mod grants;
 pub mod http;
 pub mod limits;
 pub mod outgoing_http;
