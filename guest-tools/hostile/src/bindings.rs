@@ -346,6 +346,13 @@ pub mod mcp {
         /// log records are dropped, and a pending question to the client is
         /// withdrawn (the client gets `notifications/cancelled`) and returns
         /// `request-error::cancelled`.
+        ///
+        /// How a question reaches the user depends on the client, not the tool: as
+        /// a request to the client (sessions opened with `initialize`), or, when
+        /// the client answers in a later request (protocol 2026-07-28) or runs the
+        /// call as a task, by pausing the call until the answer arrives. A paused
+        /// call waits at most the host's `--approval-timeout`; if no answer comes,
+        /// the call is stopped (reason `no-answer`) and `cleanup` runs.
         #[allow(dead_code, async_fn_in_trait, unused_imports, clippy::all)]
         pub mod client {
             #[used]
