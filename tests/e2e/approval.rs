@@ -274,6 +274,18 @@ async fn on_2026_07_28_a_lease_that_runs_out_stops_the_call_and_cleans_up() {
     assert!(err.contains("--approval-timeout"), "{err}");
 }
 
+#[tokio::test]
+async fn on_2026_07_28_sampling_travels_in_the_result_too() {
+    let capabilities: ClientCapabilities =
+        serde_json::from_value(json!({ "elicitation": {}, "sampling": {} })).unwrap();
+    let client = TestClient::declaring(capabilities);
+    let host = Host::start(Start::new("everything", &[]).client(client).discover()).await;
+    let result = host.client.call_tool(params("test_sampling", json!({ "prompt": "hello" }))).await.unwrap();
+    assert_eq!(text_of(&result), "LLM response: sampled: hello");
+    host.test_client.events.wait_for("the sampling request", |e| e == "sample: hello").await;
+    host.wait_until_idle().await;
+}
+
 // ---- The tasks extension: questions show as `input_required` ----
 
 fn task_client() -> TestClient {

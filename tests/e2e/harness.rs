@@ -204,6 +204,24 @@ impl ClientHandler for TestClient {
         Ok(self.answer(n, &request))
     }
 
+    /// Sampling: answers `sampled: PROMPT` as the model `test-model`.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, McpError> {
+        let asked = serde_json::to_value(&params).unwrap();
+        let prompt = asked["messages"][0]["content"]["text"].as_str().unwrap_or_default();
+        self.events.push(format!("sample: {prompt}"));
+        let answer = serde_json::json!({
+            "model": "test-model",
+            "role": "assistant",
+            "content": { "type": "text", "text": format!("sampled: {prompt}") }
+        });
+        Ok(serde_json::from_value(answer).unwrap())
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
