@@ -32,6 +32,7 @@ use rmcp::service::{Peer, PeerRequestOptions};
 use rmcp::task_manager::TaskContext;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalQuestion, verdict};
 use crate::bindings::client::{self, ElicitResponse, LogLevel, RequestError};
@@ -151,7 +152,9 @@ pub enum Asker {
     /// send clients no requests).
     Rounds(mpsc::UnboundedSender<Pause>),
     /// As the task's `input_required` status, answered by `tasks/update`.
-    Task(TaskContext),
+    /// The token stops the call when a question's lease runs out (rmcp
+    /// cannot withdraw one pending input, so the task must end instead).
+    Task(TaskContext, CancellationToken),
 }
 
 /// A call paused for the user: what to ask, and where the answer goes.
@@ -381,11 +384,18 @@ impl ClientLink {
                     answer = answered => answer.map_err(|_| RequestError::TimedOut),
                 }
             }
-            Asker::Task(task) => tokio::select! {
+            Asker::Task(task, unanswered) => tokio::select! {
                 biased;
                 answer = task.request_input(key, request) => answer.map_err(|_| RequestError::Cancelled),
                 () = cancellation.cancelled() => Err(RequestError::Cancelled),
-                () = tokio::time::sleep(wait.timeout) => Err(RequestError::TimedOut),
+                () = tokio::time::sleep(wait.timeout) => {
+                    // As on 2026-07-28: the lease ran out, so the call is
+                    // stopped (reason `no-answer`) and cleaned up; the task
+                    // ends rather than showing a question nobody will answer.
+                    unanswered.cancel();
+                    cancellation.cancelled().await;
+                    Err(RequestError::TimedOut)
+                }
             },
         };
         if let Err(RequestError::TimedOut) = &answer {

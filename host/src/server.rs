@@ -391,7 +391,9 @@ impl ToolServer {
         let span = tracing::info_span!("tools/call", request = %context.id);
         let make_client = {
             let (server, plan, context) = (self.clone(), plan.clone(), context.clone());
-            move |task: TaskContext| server.client_link(&plan, &context, Asker::Task(task), None)
+            move |task: TaskContext, unanswered| {
+                server.client_link(&plan, &context, Asker::Task(task, unanswered), None)
+            }
         };
         // rmcp drops a task's future when its time to live runs out; the run
         // below outlives that and stops the call itself, so keep the TTL
@@ -405,7 +407,7 @@ impl ToolServer {
                 async move {
                     let signals = CallSignals::default();
                     let cancel = signals.client_cancel.clone();
-                    let client = make_client(task.clone());
+                    let client = make_client(task.clone(), signals.unanswered.clone());
                     // In a task of its own: if rmcp drops this future, the
                     // guard below stops the call and it still cleans up.
                     let run = tokio::spawn(async move { server.execute(&plan, signals, client).await });

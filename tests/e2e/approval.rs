@@ -369,3 +369,25 @@ async fn cancelling_a_task_stops_its_guest_the_usual_way() {
     let task = host.client.peer().get_task(GetTaskParams::new(id)).await.unwrap().task;
     assert_eq!(task.task.status, TaskStatus::Cancelled);
 }
+
+#[tokio::test]
+async fn a_task_whose_question_goes_unanswered_ends_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let grant = dir.path().to_str().unwrap();
+    let host = Host::start(
+        Start::new("demo", &["--dir", grant, "--approval-timeout", "300ms"]).client(task_client()),
+    )
+    .await;
+    let id = start_task(&host, "prune", json!({})).await;
+    poll_task(&host, &id, |p| input_key(p).is_some()).await;
+    // Nobody answers: the call is stopped like a 2026-07-28 lease that ran
+    // out, cleaned up, and the task ends instead of asking forever.
+    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("--approval-timeout"), "{text}");
+    let ended = host.call_ended("prune").await;
+    assert!(ended.contains("stop_reason=\"no-answer\"") && ended.contains("cleanup=\"done\""), "{ended}");
+    host.wait_until_idle().await;
+    assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
+}
