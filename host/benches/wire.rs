@@ -13,8 +13,8 @@ mod native;
 
 use std::time::{Duration, Instant};
 
-use harness::{Host, Start, files_in, no_args, params, wait_for_lock};
-use rmcp::model::{CallToolResponse, InputResponses};
+use harness::{Host, Start, approval_answer, files_in, no_args, params, rss_kib, wait_for_lock};
+use rmcp::model::CallToolResponse;
 use serde_json::{Value, json};
 
 fn main() {
@@ -108,16 +108,6 @@ impl Samples {
     fn p99(&self) -> Duration {
         self.pct(0.99)
     }
-}
-
-/// The host's resident memory, from /proc.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 fn ms(d: Duration) -> String {
@@ -379,10 +369,6 @@ fn pause_of(response: CallToolResponse) -> (String, String) {
     (key, paused.request_state.unwrap())
 }
 
-fn approve(key: &str, yes: bool) -> InputResponses {
-    InputResponses::from([(key.to_string(), json!({ "action": "accept", "content": { "approve": yes } }))])
-}
-
 /// Approval on protocol 2026-07-28, over stdio with rmcp's client in discover
 /// mode: call → pause returned, and answer → result, for an approval before
 /// the call (nothing runs until the answer) and one mid-call (the guest is
@@ -411,7 +397,7 @@ async fn approval_pauses(scale: Scale) {
                 pause_of(host.client.call_tool_once(params(tool, arguments(tool))).await.unwrap());
             paused.push(started.elapsed());
             let follow_up = params(tool, arguments(tool))
-                .with_input_responses(approve(&key, true))
+                .with_input_responses(approval_answer(&key, true))
                 .with_request_state(state);
             let started = Instant::now();
             let done = host.client.call_tool_once(follow_up).await.unwrap();
@@ -476,7 +462,7 @@ async fn approval_pauses(scale: Scale) {
         assert_eq!(host.status().await["paused_calls"], held as u64);
         for (key, state) in pauses {
             let decline = params(tool, arguments(tool))
-                .with_input_responses(approve(&key, false))
+                .with_input_responses(approval_answer(&key, false))
                 .with_request_state(state);
             host.client.call_tool_once(decline).await.unwrap();
         }

@@ -434,12 +434,7 @@ impl ClientLink {
                  to let `{tool}` run without asking, start mcp-wasm-host with `--no-approval {tool}`"
             ));
         }
-        let params = json!({
-            "mode": "form",
-            "message": question.message,
-            "requestedSchema": ApprovalQuestion::requested_schema(),
-        });
-        let params: ElicitRequestParams = serde_json::from_value(params)
+        let params = form_params(question.message, ApprovalQuestion::requested_schema())
             .map_err(|err| format!("cannot word the approval request: {err}"))?;
         let wait = Wait { timeout: self.policy.approval_timeout, flag: "--approval-timeout", approval: true };
         match self.ask(Question::Elicit(params), cancellation, wait).await {
@@ -629,8 +624,7 @@ impl client::Host for CallState {
             Ok(schema) => schema,
             Err(err) => return Ok(Err(RequestError::Failed(format!("requested-schema is not JSON: {err}")))),
         };
-        let params = json!({ "mode": "form", "message": message, "requestedSchema": schema });
-        let params: ElicitRequestParams = match serde_json::from_value(params) {
+        let params = match form_params(message, schema) {
             Ok(params) => params,
             Err(err) => {
                 return Ok(Err(RequestError::Failed(format!(
@@ -706,6 +700,12 @@ impl CallState {
             _ => ElicitResponse::Cancel,
         })
     }
+}
+
+/// A form elicitation asking `message` with `schema`; rmcp checks the schema
+/// is one MCP elicitation allows (flat, primitive fields).
+fn form_params(message: String, schema: Value) -> Result<ElicitRequestParams, serde_json::Error> {
+    serde_json::from_value(json!({ "mode": "form", "message": message, "requestedSchema": schema }))
 }
 
 fn next_elicitation_id() -> u64 {

@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolResponse, CancelTaskParams, ClientCapabilities, ElicitRequestParams, GetTaskParams, InputRequest,
-    InputResponses, TaskPayload, TaskStatus, UpdateTaskParams,
+    TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use serde_json::{Value, json};
 
-use crate::harness::{Approval, Host, PATIENCE, Start, TestClient, files_in, params, text_of, wait_for_lock};
+use crate::harness::{
+    Approval, Host, PATIENCE, Start, TestClient, approval_answer, files_in, params, text_of, wait_for_lock,
+};
 
 #[tokio::test]
 async fn an_approved_call_runs_and_the_question_summarises_its_arguments() {
@@ -194,13 +196,6 @@ fn only_question(response: &CallToolResponse) -> (String, String, String) {
     (key.clone(), message.clone(), paused.request_state.clone().unwrap())
 }
 
-fn answer(key: &str, approve: bool) -> InputResponses {
-    InputResponses::from([(
-        key.to_string(),
-        json!({ "action": "accept", "content": { "approve": approve } }),
-    )])
-}
-
 #[tokio::test]
 async fn on_2026_07_28_the_pause_comes_back_at_once_and_a_no_ends_it_at_once() {
     let host = Host::start(Start::new("demo", &[]).discover()).await;
@@ -215,7 +210,8 @@ async fn on_2026_07_28_the_pause_comes_back_at_once_and_a_no_ends_it_at_once() {
     assert_eq!((status["paused_calls"].as_u64(), status["leases"].as_u64()), (Some(1), Some(1)));
 
     let declined = Instant::now();
-    let follow_up = call().with_input_responses(answer(&key, false)).with_request_state(state.clone());
+    let follow_up =
+        call().with_input_responses(approval_answer(&key, false)).with_request_state(state.clone());
     let result = host.client.call_tool_once(follow_up).await.unwrap();
     let decline_took = declined.elapsed();
     let CallToolResponse::Complete(result) = result else { panic!("expected the result, got {result:?}") };
@@ -225,7 +221,7 @@ async fn on_2026_07_28_the_pause_comes_back_at_once_and_a_no_ends_it_at_once() {
     assert!(decline_took < Duration::from_millis(100), "the declined result took {decline_took:?}");
 
     // The same requestState cannot be used twice.
-    let again = call().with_input_responses(answer(&key, true)).with_request_state(state);
+    let again = call().with_input_responses(approval_answer(&key, true)).with_request_state(state);
     let err = host.client.call_tool_once(again).await.unwrap_err().to_string();
     assert!(err.contains("no paused call has this requestState"), "{err}");
     host.wait_until_idle().await;
@@ -269,7 +265,9 @@ async fn on_2026_07_28_a_lease_that_runs_out_stops_the_call_and_cleans_up() {
     assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
 
     // A late answer finds nothing to resume, and says why.
-    let late = params("prune", json!({})).with_input_responses(answer(&key, true)).with_request_state(state);
+    let late = params("prune", json!({}))
+        .with_input_responses(approval_answer(&key, true))
+        .with_request_state(state);
     let err = host.client.call_tool_once(late).await.unwrap_err().to_string();
     assert!(err.contains("--approval-timeout"), "{err}");
 }
@@ -330,7 +328,7 @@ async fn a_task_goes_input_required_then_completes_on_an_answer() {
         let key = input_key(&waiting).unwrap();
         host.client
             .peer()
-            .update_task(UpdateTaskParams::new(id.clone(), answer(&key, approve)))
+            .update_task(UpdateTaskParams::new(id.clone(), approval_answer(&key, approve)))
             .await
             .unwrap();
         let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;

@@ -476,6 +476,24 @@ impl Host {
     }
 }
 
+/// The resident memory of process `pid`, in KiB, from /proc.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The `inputResponses` a client sends to answer approval question `key`.
+pub fn approval_answer(key: &str, approve: bool) -> rmcp::model::InputResponses {
+    rmcp::model::InputResponses::from([(
+        key.to_string(),
+        serde_json::json!({ "action": "accept", "content": { "approve": approve } }),
+    )])
+}
+
 /// `tools/call` params for `tool` with `arguments` (an object, or null for none).
 pub fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(tool.to_string());

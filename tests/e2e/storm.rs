@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
-use crate::harness::{Host, PATIENCE, Start, files_in};
+use crate::harness::{Host, PATIENCE, Start, files_in, rss_kib};
 
 /// A small deterministic generator, so a failing storm can be replayed.
 struct Lcg(u64);
@@ -26,15 +26,6 @@ impl Lcg {
 fn request_id(line: &str) -> String {
     let start = line.find("request=").expect("call lines carry the request id") + "request=".len();
     line[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '"').collect()
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 #[tokio::test]
