@@ -229,17 +229,17 @@ impl ServerHandler for ToolServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let span = tracing::info_span!("tools/call", request = %context.id);
-        if let Some(state) = &request.request_state {
+        if let Some(state) = request.request_state.take() {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
-            let responses = request.input_responses.clone();
+            let responses = request.input_responses.take();
             return self
                 .inner
                 .paused
-                .resume(state, &request.name, responses, &context.ct)
+                .resume(&state, &request.name, responses, &context.ct)
                 .instrument(span)
                 .await;
         }
