@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Engine, Trap};
@@ -33,6 +34,7 @@ use crate::component::ToolComponent;
 use crate::limits::{CallLimits, LimitHit};
 use crate::priority::at_guest_priority;
 use crate::sandbox::{StoreBudget, new_store};
+use crate::schema::{CheckFailure, Checker};
 use crate::stats::Stats;
 
 /// How a call ended, in the host's terms.
@@ -50,6 +52,9 @@ pub enum CallOutcome {
     /// The tool needed the user's approval and did not get it; it never ran.
     /// The text says why (declined, no answer in time, no way to ask).
     Declined(String),
+    /// The tool returned a result that breaks its own output schema; the
+    /// text says how (the first violation).
+    BadOutput(String),
 }
 
 /// What can stop a call from outside, besides the host shutting down.
@@ -73,6 +78,9 @@ pub struct CallRunner {
     /// call's cleanup (and a store still being reset in the background)
     /// always finds a free slot.
     slots: Semaphore,
+    /// Checks results against output schemas (and arguments against input
+    /// schemas, for the server), off the async workers when costly.
+    checker: Checker,
 }
 
 /// Which call this is: its component, id and stop signal.
@@ -113,7 +121,12 @@ impl CallRunner {
             engine_for_shutdown.increment_epoch();
         });
         let slots = Semaphore::new(max_concurrent_calls);
-        Self { engine, shutdown, stats, next_call: AtomicU64::new(1), slots }
+        Self { engine, shutdown, stats, next_call: AtomicU64::new(1), slots, checker: Checker::default() }
+    }
+
+    /// The schema checker calls share.
+    pub fn checker(&self) -> &Checker {
+        &self.checker
     }
 
     /// The host's live counters.
@@ -161,18 +174,26 @@ impl CallRunner {
             () = self.shutdown.cancelled() => return CallOutcome::Stopped(StopReason::Shutdown),
         };
         let started = Instant::now();
+        let deadline = tokio::time::Instant::now() + limits.timeout;
         let stop = StopSignals {
             client_cancel,
             unanswered,
             shutdown: self.shutdown.clone(),
-            deadline: tokio::time::Instant::now() + limits.timeout,
+            deadline,
             grace: limits.cancel_grace,
         };
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
-        let GuestEnd { outcome, needs_cleanup, forced, dropped_notes } =
+        let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes } =
             self.run_guest(&call, tool, arguments, stop, client).await;
+        // Checked within the call's slot and deadline: a hostile output
+        // schema costs this call's time, not the host's.
+        if let CallOutcome::Returned(Ok(result)) = &outcome
+            && let Some(problem) = self.check_output(component, tool, result, deadline).await
+        {
+            outcome = CallOutcome::BadOutput(problem);
+        }
 
         let cleanup = match needs_cleanup {
             Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
@@ -228,8 +249,12 @@ impl CallRunner {
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
-        let budget =
-            StoreBudget { fuel: limits.fuel, max_memory: limits.max_memory, time_limit: limits.timeout };
+        let budget = StoreBudget {
+            fuel: limits.fuel,
+            max_memory: limits.max_memory,
+            max_handles: limits.max_handles,
+            time_limit: limits.timeout,
+        };
         let mut store = match new_store(
             &self.engine,
             &component.grants,
@@ -305,6 +330,35 @@ impl CallRunner {
         CallOutcome::Returned(returned)
     }
 
+    /// Why a successful result breaks the tool's output schema, if it does.
+    /// Structured content that is not JSON at all is left for the result
+    /// mapping to report.
+    async fn check_output(
+        &self,
+        component: &ToolComponent,
+        tool: &str,
+        result: &CallResult,
+        deadline: tokio::time::Instant,
+    ) -> Option<String> {
+        let spec = component.tools.iter().find(|spec| spec.name == tool)?;
+        let schema = spec.output.as_ref()?;
+        if result.is_error {
+            return None;
+        }
+        let Some(text) = result.structured_content.as_deref() else {
+            return Some("it declares an output schema but returned no structured content".into());
+        };
+        let structured: Value = serde_json::from_str(text).ok()?;
+        match self.checker.check(schema, Arc::new(structured), deadline).await {
+            Ok(()) => None,
+            Err(CheckFailure::Invalid(why)) => Some(why),
+            Err(CheckFailure::TooSlow(_)) => Some(format!(
+                "checking it took longer than the call had left of its time limit of {} (--timeout)",
+                crate::limits::HumanDuration(component.limits.timeout)
+            )),
+        }
+    }
+
     fn stopped(&self, limits: &CallLimits, reason: StopReason) -> CallOutcome {
         match reason {
             StopReason::DeadlineExceeded => CallOutcome::LimitHit(LimitHit::Deadline(limits.timeout)),
@@ -315,6 +369,9 @@ impl CallRunner {
     fn classify_trap(&self, limits: &CallLimits, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
         if memory_hit {
             return CallOutcome::LimitHit(LimitHit::Memory(limits.max_memory));
+        }
+        if let Some(wasmtime::component::ResourceTableError::Full) = error.downcast_ref() {
+            return CallOutcome::LimitHit(LimitHit::Handles(limits.max_handles));
         }
         match error.downcast_ref::<Trap>() {
             Some(Trap::OutOfFuel) => CallOutcome::LimitHit(LimitHit::Fuel(limits.fuel.unwrap_or(u64::MAX))),
@@ -353,6 +410,7 @@ impl CallRunner {
         let budget = StoreBudget {
             fuel: Some(limits.cleanup_fuel),
             max_memory: limits.max_memory,
+            max_handles: limits.max_handles,
             time_limit: limits.cleanup_timeout,
         };
         let detached = ClientLink::detached(self.stats.clone());
@@ -487,6 +545,7 @@ impl CallOutcome {
             CallOutcome::LimitHit(_) => "limit",
             CallOutcome::Crashed(_) => "crashed",
             CallOutcome::Declined(_) => "declined",
+            CallOutcome::BadOutput(_) => "bad-output",
         }
     }
 }

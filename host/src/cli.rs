@@ -84,6 +84,13 @@ pub struct ServeArgs {
     #[arg(long = "env", value_name = "KEY[=VALUE]")]
     pub env: Vec<EnvGrant>,
 
+    /// Let tools see the variables in this file: KEY=VALUE lines (`#`
+    /// comments, blank lines and an `export ` prefix allowed). For secrets:
+    /// unlike --env KEY=VALUE, the values never appear in the process list.
+    /// Repeatable; added to every component's environment.
+    #[arg(long = "env-file", value_name = "FILE")]
+    pub env_files: Vec<PathBuf>,
+
     /// Let tools send HTTP requests (wasi:http) to this host: HOST for any
     /// port, HOST:PORT for one port; IPv6 in brackets (`[::1]:8080`). Names
     /// match case-insensitively, with no implicit subdomains. Repeatable.
@@ -114,6 +121,12 @@ pub struct ServeArgs {
     /// Wasm stack per call (e.g. 512KiB).
     #[arg(long, value_name = "SIZE", default_value = "512KiB", value_parser = parse_bytes)]
     pub max_stack: usize,
+
+    /// Host handles one call may hold at once: open files and directories,
+    /// streams, pollables, HTTP requests and bodies. A call past it is
+    /// stopped with an isError result naming the limit.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_handles: usize,
 
     /// After a cancel, how long a tool may take to stop by itself before the
     /// host stops it (e.g. 100ms; 0 stops it at once).

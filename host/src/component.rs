@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use wasmtime::Engine;
 use wasmtime::component::{HasSelf, Linker};
 
@@ -22,7 +22,8 @@ use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
 use crate::grants::Grants;
 use crate::limits::CallLimits;
-use crate::sandbox::{CallState, StoreBudget, new_store};
+use crate::sandbox::{CallState, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES, StoreBudget, new_store};
+use crate::schema::{SCHEMA_LIMITS, Schema};
 
 /// The version of the `mcp:tool` contract (`wit/`) this host implements.
 pub const CONTRACT_VERSION: &str = "0.2.0";
@@ -56,47 +57,14 @@ pub struct ToolSpec {
     pub title: Option<String>,
     /// What the tool does.
     pub description: Option<String>,
-    /// JSON Schema of the arguments (always an object schema).
-    pub input_schema: Arc<Map<String, Value>>,
-    /// JSON Schema of the structured result, if declared.
-    pub output_schema: Option<Arc<Map<String, Value>>>,
+    /// JSON Schema of the arguments (always an object schema), bounded.
+    pub input: Arc<Schema>,
+    /// JSON Schema of the structured result, if declared, bounded.
+    pub output: Option<Arc<Schema>>,
     /// Behaviour hints.
     pub annotations: Annotations,
     /// The component's own word on whether calls need the user's approval.
     pub needs_approval: Option<bool>,
-    validator: jsonschema::Validator,
-    output_validator: Option<jsonschema::Validator>,
-}
-
-impl ToolSpec {
-    /// Checks call arguments against the input schema. On failure, returns
-    /// one message per violation, each naming where in the arguments it is.
-    pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
-        let errors = violations(&self.validator, arguments);
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
-    }
-
-    /// Checks a successful result's structured content against the output
-    /// schema, when the tool declares one.
-    pub fn check_output(&self, structured: Option<&Value>) -> Result<(), String> {
-        let Some(validator) = &self.output_validator else { return Ok(()) };
-        let Some(structured) = structured else {
-            return Err("it declares an output schema but returned no structured content".into());
-        };
-        let errors = violations(validator, structured);
-        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
-    }
-}
-
-/// Every way `instance` breaks the schema, each naming where in it (`/path: ...`).
-fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
-    validator
-        .iter_errors(instance)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
-        })
-        .collect()
 }
 
 /// The linker every component is resolved against: WASI 0.2 (with the grants
@@ -130,8 +98,17 @@ impl ToolComponent {
         check_is_component(&bytes).with_context(|| format!("{shown} is not a usable tool component"))?;
 
         let started = Instant::now();
-        let (component, cache_outcome) =
-            cache.load(engine, &bytes).with_context(|| format!("{shown} failed to compile"))?;
+        let (component, cache_outcome) = cache.load(engine, &bytes).map_err(|err| {
+            let text = format!("{err:#}");
+            if text.contains("exceeds the configured maximum") {
+                // The pool's per-component caps: say what the host allows.
+                return anyhow!(
+                    "{shown} is refused: {text}. A call may hold at most {MAX_MEMORIES} memories, \
+                     {MAX_TABLES} tables and {MAX_CORE_INSTANCES} core instances"
+                );
+            }
+            anyhow!("{shown} failed to compile: {text}")
+        })?;
         tracing::debug!(
             component = %shown,
             cache = ?cache_outcome,
@@ -170,6 +147,12 @@ impl ToolComponent {
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| "component".into());
         let infos = list_tools(&pre, engine).await.with_context(|| format!("{shown}: list-tools failed"))?;
+        if infos.len() > MAX_TOOLS {
+            bail!(
+                "{shown} offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
+                infos.len()
+            );
+        }
         let tools = infos
             .into_iter()
             .map(|info| {
@@ -208,8 +191,12 @@ fn check_is_component(bytes: &[u8]) -> Result<()> {
 }
 
 async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Result<Vec<ToolInfo>> {
-    let budget =
-        StoreBudget { fuel: Some(1_000_000_000), max_memory: 64 << 20, time_limit: LIST_TOOLS_TIMEOUT };
+    let budget = StoreBudget {
+        fuel: Some(1_000_000_000),
+        max_memory: 64 << 20,
+        max_handles: CallLimits::default().max_handles,
+        time_limit: LIST_TOOLS_TIMEOUT,
+    };
     let mut store = new_store(
         engine,
         &Grants::default(),
@@ -233,45 +220,41 @@ impl ToolSpec {
         if !is_valid_tool_name(&info.name) {
             bail!("tool names must be 1-128 characters of A-Z a-z 0-9 _ - .");
         }
-        let input_schema = parse_schema(&info.input_schema).context("input-schema")?;
-        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+        let input = Schema::load(&info.input_schema, &SCHEMA_LIMITS).context("input-schema")?;
+        if input.json.get("type").and_then(Value::as_str) != Some("object") {
             bail!("input-schema must have \"type\": \"object\" (MCP tool arguments are objects)");
         }
-        let validator = jsonschema::validator_for(&Value::Object(input_schema.clone()))
-            .map_err(|err| anyhow!("input-schema is not a valid JSON Schema: {err}"))?;
-        let output_schema = info
+        let output = info
             .output_schema
             .as_deref()
-            .map(|text| parse_schema(text).context("output-schema"))
+            .map(|text| Schema::load(text, &SCHEMA_LIMITS).context("output-schema"))
             .transpose()?;
-        let output_validator = output_schema
-            .as_ref()
-            .map(|schema| {
-                jsonschema::validator_for(&Value::Object(schema.clone()))
-                    .map_err(|err| anyhow!("output-schema is not a valid JSON Schema: {err}"))
-            })
-            .transpose()?;
+        let text_limit = |what: &str, text: &Option<String>, limit: usize| match text {
+            Some(text) if text.len() > limit => {
+                bail!("its {what} is {} bytes, more than the {limit} the host accepts", text.len())
+            }
+            _ => Ok(()),
+        };
+        text_limit("title", &info.title, MAX_TITLE)?;
+        text_limit("description", &info.description, MAX_DESCRIPTION)?;
         Ok(ToolSpec {
             name: info.name,
             title: info.title,
             description: info.description,
-            input_schema: Arc::new(input_schema),
-            output_schema: output_schema.map(Arc::new),
+            input: Arc::new(input),
+            output: output.map(Arc::new),
             annotations: info.annotations,
             needs_approval: info.needs_approval,
-            validator,
-            output_validator,
         })
     }
 }
 
-fn parse_schema(text: &str) -> Result<Map<String, Value>> {
-    match serde_json::from_str(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => bail!("must be a JSON object"),
-        Err(err) => bail!("is not valid JSON: {err}"),
-    }
-}
+/// Longest tool title the host lists, in bytes.
+const MAX_TITLE: usize = 1 << 10;
+/// Longest tool description the host lists, in bytes.
+const MAX_DESCRIPTION: usize = 16 << 10;
+/// Most tools one component may offer.
+const MAX_TOOLS: usize = 1024;
 
 /// MCP's recommended tool-name alphabet (2025-11-25, "Tool names").
 fn is_valid_tool_name(name: &str) -> bool {
@@ -314,23 +297,13 @@ mod tests {
     }
 
     #[test]
-    fn arguments_are_checked_against_the_input_schema_naming_the_field() {
-        let spec = tool_spec(None);
-        assert!(spec.check_arguments(&serde_json::json!({ "n": 1 })).is_ok());
-        let errors = spec.check_arguments(&serde_json::json!({ "n": "one" })).unwrap_err();
-        assert!(errors[0].starts_with("/n: "), "{errors:?}");
-    }
-
-    #[test]
-    fn structured_content_must_match_a_declared_output_schema() {
-        let spec =
-            tool_spec(Some(r#"{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}"#));
-        assert!(spec.check_output(Some(&serde_json::json!({ "sum": 3 }))).is_ok());
-        let problem = spec.check_output(Some(&serde_json::json!({ "sum": "three" }))).unwrap_err();
-        assert!(problem.contains("/sum"), "{problem}");
-        assert!(spec.check_output(None).unwrap_err().contains("no structured content"));
-        // No output schema: anything goes.
-        assert!(tool_spec(None).check_output(None).is_ok());
+    fn a_tool_keeps_its_bounded_schemas() {
+        let spec = tool_spec(Some(r#"{"type":"object","properties":{"sum":{"type":"number"}}}"#));
+        assert!(spec.input.first_violation(&serde_json::json!({ "n": 1 })).is_none());
+        let error = spec.input.first_violation(&serde_json::json!({ "n": "one" })).unwrap();
+        assert!(error.starts_with("/n: "), "{error}");
+        assert!(spec.output.is_some());
+        assert!(tool_spec(None).output.is_none());
     }
 
     #[test]

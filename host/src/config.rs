@@ -90,6 +90,7 @@ struct ComponentTable {
     max_memory: Option<usize>,
     #[serde(default, deserialize_with = "bytes")]
     max_output: Option<usize>,
+    max_handles: Option<usize>,
     #[serde(default, deserialize_with = "duration")]
     cancel_grace: Option<Duration>,
     #[serde(default, deserialize_with = "duration")]
@@ -172,6 +173,8 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         max_questions: pick!(max_questions),
     };
 
+    let env_files =
+        args.env_files.iter().map(|path| EnvGrant::from_file(path)).collect::<Result<Vec<_>>>()?.concat();
     if file.defaults.path.is_some() {
         anyhow::bail!("{name}: [defaults] cannot name a `path`; put each component in a [[component]] table");
     }
@@ -179,7 +182,16 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         .components
         .iter()
         .map(|path| {
-            component(args, &given, path.clone(), None, &ComponentTable::default(), &file.defaults, &base)
+            component(
+                args,
+                &env_files,
+                &given,
+                path.clone(),
+                None,
+                &ComponentTable::default(),
+                &file.defaults,
+                &base,
+            )
         })
         .collect();
     for entry in &file.components {
@@ -189,14 +201,25 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         let Some(path) = &table.path else {
             anyhow::bail!("{origin}: this [[component]] has no `path`");
         };
-        components.push(component(args, &given, base.join(path), Some(origin), table, &file.defaults, &base));
+        components.push(component(
+            args,
+            &env_files,
+            &given,
+            base.join(path),
+            Some(origin),
+            table,
+            &file.defaults,
+            &base,
+        ));
     }
     Ok(Settings { server, components })
 }
 
 /// One component's settings: command line, then its table, then `[defaults]`.
+#[allow(clippy::too_many_arguments)]
 fn component(
     args: &ServeArgs,
+    env_files: &[EnvGrant],
     given: &dyn Fn(&str) -> bool,
     path: PathBuf,
     origin: Option<String>,
@@ -223,10 +246,12 @@ fn component(
         own.dirs.clone().or_else(|| defaults.dirs.clone()).map(in_file).unwrap_or_else(|| args.dirs.clone())
     };
     let fuel = pick!(fuel);
+    let mut env = pick!(env);
+    env.extend(env_files.iter().cloned());
     ComponentSettings {
         path,
         origin,
-        grants: Grants { dirs, env: pick!(env), hosts: HostGrants::new(pick!(allow_hosts)) },
+        grants: Grants::new(dirs, env, HostGrants::new(pick!(allow_hosts))),
         limits: CallLimits {
             fuel: (fuel > 0).then_some(fuel),
             timeout: pick!(timeout),
@@ -235,6 +260,7 @@ fn component(
             cleanup_fuel: pick!(cleanup_fuel),
             cleanup_timeout: pick!(cleanup_timeout),
             max_output: pick!(max_output),
+            max_handles: pick!(max_handles),
         },
         approvals: ApprovalRules { require: pick!(require_approval), waive: pick!(no_approval) },
     }

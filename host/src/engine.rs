@@ -11,6 +11,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use crate::sandbox::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
+
 /// How often the epoch advances. A computing guest yields to the runtime at
 /// each tick; cancellation does not wait for it (the canceller bumps the
 /// epoch itself), so this only bounds how long a guest can hog a thread.
@@ -48,6 +50,11 @@ pub fn build_engine(settings: &EngineSettings) -> Result<Engine> {
     let slots = settings.max_concurrent_calls;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
+        // Per component: what one call's store may hold (`sandbox`); a
+        // component that needs more is refused when it loads.
+        .max_memories_per_component(MAX_MEMORIES as u32)
+        .max_tables_per_component(MAX_TABLES as u32)
+        .max_core_instances_per_component(MAX_CORE_INSTANCES as u32)
         // A Rust component has a handful of core instances (the module, the
         // WASI adapter, shims); leave room for larger ones.
         .total_core_instances(slots * 16)
@@ -116,18 +123,30 @@ impl CompileCache {
         let CompileCache::Dir(dir) = self else {
             return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
         };
+        // Cached native code runs unchecked, so the cache is used only when
+        // nobody but this user can have written it.
+        if let Err(err) = trusted_dir(dir) {
+            tracing::warn!(dir = %dir.display(), "not using the compile cache: {err:#}");
+            return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
+        }
         let path = dir.join(format!("{}.cwasm", cache_key(engine, bytes)));
-        if path.exists() {
-            // SAFETY: the file was written by `Component::serialize` in this
-            // user's cache directory, and its name includes the engine's
-            // compatibility hash, so it matches this engine. wasmtime also
-            // checks the header and refuses incompatible artifacts.
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(component) => return Ok((component, CacheOutcome::Hit)),
-                Err(err) => {
-                    tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}")
+        match trusted_file(&path) {
+            Ok(true) => {
+                // SAFETY: the file is a regular file owned by this user in a
+                // directory only this user can write (checked just above),
+                // written by `Component::serialize`; its name is the digest
+                // of the component's bytes and of the engine's compatibility
+                // hash, so it is this component for this engine. wasmtime
+                // also checks the header and refuses incompatible artifacts.
+                match unsafe { Component::deserialize_file(engine, &path) } {
+                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                    Err(err) => {
+                        tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}")
+                    }
                 }
             }
+            Ok(false) => {}
+            Err(err) => tracing::warn!(path = %path.display(), "ignoring cached artifact: {err:#}"),
         }
         let component = Component::new(engine, bytes)?;
         if let Err(err) = store_artifact(dir, &path, &component) {
@@ -166,12 +185,99 @@ fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Makes the cache directory if needed (mode 0700), and checks that it is a
+/// real directory (not a symlink) owned by this user and not writable by
+/// its group or others.
+fn trusted_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    if !dir.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        anyhow::bail!("it is not a directory (or it is a symlink)");
+    }
+    owned_and_private(&meta)
+}
+
+/// Whether a cached artifact exists and may be loaded: `Ok(false)` when
+/// there is none, an error when there is one nobody should trust.
+fn trusted_file(path: &Path) -> Result<bool> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err.into()),
+    };
+    if !meta.is_file() {
+        anyhow::bail!("it is not a regular file (or it is a symlink)");
+    }
+    owned_and_private(&meta)?;
+    Ok(true)
+}
+
+fn owned_and_private(meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        anyhow::bail!("it is owned by user {}, not by this user ({me})", meta.uid());
+    }
+    if meta.mode() & 0o022 != 0 {
+        anyhow::bail!("its group or others may write to it (mode {:o})", meta.mode() & 0o7777);
+    }
+    Ok(())
+}
+
 fn store_artifact(dir: &Path, path: &Path, component: &Component) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let bytes = component.serialize()?;
-    // Write then rename, so a concurrent start never reads a half-written file.
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
+    // Write then rename, so a concurrent start never reads a half-written
+    // file; readable by this user only.
+    let tmp =
+        dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().display(), std::process::id()));
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    file.write_all(&bytes)?;
+    drop(file);
     std::fs::rename(&tmp, path)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn the_cache_is_made_private_and_refused_when_others_can_write_it() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("cache");
+        trusted_dir(&dir).unwrap();
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = trusted_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("may write"), "{err}");
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert!(trusted_dir(&link).unwrap_err().to_string().contains("symlink"));
+    }
+
+    #[test]
+    fn a_planted_artifact_is_never_loaded() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("x.cwasm");
+        assert!(!trusted_file(&file).unwrap(), "no artifact yet");
+        std::fs::write(&file, b"planted").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(trusted_file(&file).is_err(), "world-writable");
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &file).unwrap();
+        assert!(trusted_file(&file).is_err(), "a symlink");
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, b"planted").unwrap();
+        // Giving a file away takes root (as in CI); a user's run checks the rest.
+        if std::os::unix::fs::chown(&file, Some(4242), None).is_ok() {
+            let err = trusted_file(&file).unwrap_err().to_string();
+            assert!(err.contains("owned by user 4242"), "{err}");
+        }
+    }
 }

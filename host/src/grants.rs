@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
@@ -29,17 +29,25 @@ impl std::str::FromStr for DirGrant {
     type Err = String;
 
     /// `HOST`, `HOST::GUEST`, either with a `:ro` suffix for read-only.
-    fn from_str(spec: &str) -> Result<Self, String> {
-        let (spec, read_only) = match spec.strip_suffix(":ro") {
+    /// Anything else with a `:` in the guest path is refused rather than
+    /// read as a path: `/d::/mnt:RO` must not become a writable grant at
+    /// `/mnt:RO`.
+    fn from_str(whole: &str) -> Result<Self, String> {
+        const FORM: &str =
+            "expected HOST[::GUEST][:ro], with `:ro` (lowercase) at the very end for read-only";
+        let (spec, read_only) = match whole.strip_suffix(":ro") {
             Some(rest) => (rest, true),
-            None => (spec, false),
+            None => (whole, false),
         };
         let (host, guest) = match spec.split_once("::") {
             Some((host, guest)) => (host, guest.to_string()),
             None => (spec, spec.to_string()),
         };
         if host.is_empty() || guest.is_empty() {
-            return Err(format!("`{spec}`: expected HOST[::GUEST][:ro]"));
+            return Err(format!("`{whole}`: {FORM}"));
+        }
+        if guest.contains(':') {
+            return Err(format!("`{whole}`: a guest path cannot contain `:` (`{guest}`); {FORM}"));
         }
         Ok(DirGrant { host: PathBuf::from(host), guest, read_only })
     }
@@ -67,6 +75,37 @@ impl std::str::FromStr for EnvGrant {
                 Err(_) => Err(format!("`{spec}` is not set in the host environment")),
             },
         }
+    }
+}
+
+impl EnvGrant {
+    /// The variables in an env file: `KEY=VALUE` lines; blank lines, `#`
+    /// comments and an `export ` prefix are allowed, and a value in matching
+    /// quotes loses them. A mistake names the file and line, never a value.
+    pub fn from_file(path: &Path) -> Result<Vec<EnvGrant>> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read --env-file {}", path.display()))?;
+        let mut grants = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let line = line.strip_prefix("export ").unwrap_or(line);
+            let Some((key, value)) = line.split_once('=') else {
+                bail!("--env-file {} line {}: expected KEY=VALUE", path.display(), number + 1);
+            };
+            let key = key.trim();
+            let valid_key = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !valid_key {
+                bail!("--env-file {} line {}: `{key}` is not a variable name", path.display(), number + 1);
+            }
+            let unquoted = [('"', '"'), ('\'', '\'')].iter().find_map(|(open, close)| {
+                value.strip_prefix(*open).and_then(|rest| rest.strip_suffix(*close))
+            });
+            grants.push(EnvGrant { key: key.into(), value: unquoted.unwrap_or(value).into() });
+        }
+        Ok(grants)
     }
 }
 
@@ -167,11 +206,50 @@ impl std::str::FromStr for HostGrant {
     }
 }
 
+/// A granted directory, opened once when the host starts. Every call's
+/// preopen is made from this handle, never from the path again, so nothing
+/// a guest (or anyone) does to the path later redirects the grant.
+#[derive(Debug)]
+struct CapturedDir {
+    grant: DirGrant,
+    handle: std::fs::File,
+}
+
+impl CapturedDir {
+    fn open(grant: &DirGrant) -> Result<CapturedDir> {
+        let handle = std::fs::File::open(&grant.host).map_err(|err| {
+            anyhow::anyhow!("--dir {}: not a directory the host can open ({err})", grant.host.display())
+        })?;
+        if !handle.metadata()?.is_dir() {
+            bail!("--dir {}: not a directory", grant.host.display());
+        }
+        Ok(CapturedDir { grant: grant.clone(), handle })
+    }
+
+    /// A path that opens the captured directory itself: on Linux the
+    /// handle's `/proc/self/fd` entry, which names the open directory, not
+    /// whatever the original path names now.
+    #[cfg(target_os = "linux")]
+    fn reopen_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd as _;
+        PathBuf::from(format!("/proc/self/fd/{}", self.handle.as_raw_fd()))
+    }
+
+    /// Elsewhere, the path: the handle then only pins the directory, and a
+    /// path replaced after start is followed (SECURITY.md says so).
+    #[cfg(not(target_os = "linux"))]
+    fn reopen_path(&self) -> PathBuf {
+        self.grant.host.clone()
+    }
+}
+
 /// Everything the user granted to the tools, applied to every call.
 #[derive(Clone, Debug, Default)]
 pub struct Grants {
     /// Directories tools may see.
     pub dirs: Vec<DirGrant>,
+    /// The directories, opened at start by [`Grants::capture`].
+    captured: Arc<[CapturedDir]>,
     /// Environment variables tools may see.
     pub env: Vec<EnvGrant>,
     /// Hosts tools may reach over `wasi:http`; none means no network at all.
@@ -203,14 +281,15 @@ impl HostGrants {
 }
 
 impl Grants {
-    /// Checks that every granted directory exists, so a typo fails at start
-    /// rather than on the first call.
-    pub fn validate(&self) -> Result<()> {
-        for dir in &self.dirs {
-            if !dir.host.is_dir() {
-                bail!("--dir {}: not a directory", dir.host.display());
-            }
-        }
+    /// These grants; directories are opened by [`Grants::capture`].
+    pub fn new(dirs: Vec<DirGrant>, env: Vec<EnvGrant>, hosts: HostGrants) -> Self {
+        Grants { dirs, env, hosts, captured: Arc::default() }
+    }
+
+    /// Opens every granted directory now, once: calls get these handles,
+    /// so a typo fails at start and a path changed later changes nothing.
+    pub fn capture(&mut self) -> Result<()> {
+        self.captured = self.dirs.iter().map(CapturedDir::open).collect::<Result<Vec<_>>>()?.into();
         Ok(())
     }
 
@@ -229,14 +308,80 @@ impl Grants {
         for env in &self.env {
             builder.env(&env.key, &env.value);
         }
-        for dir in &self.dirs {
-            let perms = if dir.read_only { FsPerms::ReadOnly } else { FsPerms::ReadWrite };
+        assert_eq!(self.captured.len(), self.dirs.len(), "directory grants are captured at start");
+        for dir in self.captured.iter() {
+            let grant = &dir.grant;
+            let perms = if grant.read_only { FsPerms::ReadOnly } else { FsPerms::ReadWrite };
             builder
-                .preopened_dir(&dir.host, &dir.guest, perms)
+                .preopened_dir(dir.reopen_path(), &grant.guest, perms)
                 .map_err(anyhow::Error::from)
-                .with_context(|| format!("cannot open --dir {}", dir.host.display()))?;
+                .with_context(|| format!("cannot open --dir {}", grant.host.display()))?;
         }
         Ok(builder.build())
+    }
+}
+
+/// Refuses, at start, directory grants that would let a tool reach beyond
+/// them or change what the host runs: a grant inside (or equal to, with
+/// other permissions) a writable grant, across every component served, and
+/// a writable grant holding a file the host trusts (`protected`: the
+/// components, the `--config` file, the compile cache).
+pub fn check_layout<'a>(grants: impl IntoIterator<Item = &'a DirGrant>, protected: &[PathBuf]) -> Result<()> {
+    let dirs: Vec<(&DirGrant, PathBuf)> = grants
+        .into_iter()
+        .map(|grant| {
+            let real = grant
+                .host
+                .canonicalize()
+                .with_context(|| format!("--dir {}: cannot resolve it", grant.host.display()))?;
+            Ok((grant, real))
+        })
+        .collect::<Result<_>>()?;
+    for (outer, outer_real) in dirs.iter().filter(|(grant, _)| !grant.read_only) {
+        for (inner, inner_real) in &dirs {
+            let nested = inner_real != outer_real && inner_real.starts_with(outer_real);
+            let same_but_other = inner_real == outer_real && inner.read_only;
+            if nested || same_but_other {
+                bail!(
+                    "--dir {} is inside the writable grant --dir {}: a tool could rewrite it through the \
+                     outer grant. Grant only the outer directory, or make the outer one read-only (:ro)",
+                    inner.host.display(),
+                    outer.host.display()
+                );
+            }
+        }
+        for file in protected {
+            if real_path(file).starts_with(outer_real) {
+                bail!(
+                    "--dir {} is writable and holds {}, which the host trusts: a tool could change what \
+                     the host runs. Grant a directory that does not contain it, or make the grant read-only (:ro)",
+                    outer.host.display(),
+                    file.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` with symlinks resolved, or, for a path that does not exist yet
+/// (a cache directory not made yet), its nearest existing ancestor resolved
+/// and the rest appended.
+fn real_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |path, part| path.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return absolute,
+        }
     }
 }
 
@@ -252,6 +397,43 @@ mod tests {
         assert_eq!(grant.guest, "/data");
         assert!(!grant.read_only);
         assert!("::/mnt".parse::<DirGrant>().is_err());
+    }
+
+    #[test]
+    fn dir_grants_that_look_like_typos_are_refused_not_widened() {
+        for spec in ["/d::/mnt:RO", "/d::/mnt:Ro", "/d:RO", "/d::/mnt:rw", "/d::C:/x"] {
+            let err = spec.parse::<DirGrant>().unwrap_err();
+            assert!(err.contains("cannot contain `:`") && err.contains(":ro"), "{spec}: {err}");
+        }
+    }
+
+    fn grant(host: &Path, read_only: bool) -> DirGrant {
+        DirGrant { host: host.to_path_buf(), guest: "/g".into(), read_only }
+    }
+
+    #[test]
+    fn grants_nested_in_a_writable_grant_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let (rw, sub) = (root.path().join("rw"), root.path().join("rw/sub"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let nested = [grant(&rw, false), grant(&sub, true)];
+        let err = check_layout(&nested, &[]).unwrap_err().to_string();
+        assert!(err.contains("inside the writable grant"), "{err}");
+        // Inside a read-only grant is fine, and so is the same grant twice
+        // (two components of one --config sharing [defaults]).
+        assert!(check_layout(&[grant(&rw, true), grant(&sub, false)], &[]).is_ok());
+        assert!(check_layout(&[grant(&rw, false), grant(&rw, false)], &[]).is_ok());
+        assert!(check_layout(&[grant(&rw, false), grant(&rw, true)], &[]).is_err());
+    }
+
+    #[test]
+    fn a_writable_grant_may_not_hold_what_the_host_trusts() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = root.path().join("not-yet/cache");
+        let err =
+            check_layout(&[grant(root.path(), false)], std::slice::from_ref(&cache)).unwrap_err().to_string();
+        assert!(err.contains("which the host trusts"), "{err}");
+        assert!(check_layout(&[grant(root.path(), true)], &[cache]).is_ok());
     }
 
     fn grants(specs: &[&str]) -> HostGrants {
@@ -333,6 +515,19 @@ mod tests {
         {
             assert_eq!(spec.parse::<HostGrant>().unwrap().to_string(), shown);
         }
+    }
+
+    #[test]
+    fn env_files_hold_secrets_out_of_the_process_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.env");
+        std::fs::write(&path, "# tokens\nAPI_TOKEN=abc=def\n\nexport MODE=\"fast\"\n").unwrap();
+        let grants = EnvGrant::from_file(&path).unwrap();
+        assert_eq!(grants[0], EnvGrant { key: "API_TOKEN".into(), value: "abc=def".into() });
+        assert_eq!(grants[1], EnvGrant { key: "MODE".into(), value: "fast".into() });
+        std::fs::write(&path, "OK=1\nnot a line\n").unwrap();
+        let err = EnvGrant::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
     }
 
     #[test]

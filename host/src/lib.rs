@@ -18,7 +18,8 @@
 //! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
-//! - [`component`]: loading and checking a component, its tools and schemas;
+//! - [`component`]: loading and checking a component and its tools;
+//! - [`schema`]: tool schemas bounded at load, checks bounded at run time;
 //! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
 //! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
 //! - [`stats`]: live counts, so tests and operators can see nothing leaks.
@@ -40,6 +41,7 @@ pub mod outgoing_http;
 pub mod paused;
 pub mod priority;
 pub mod sandbox;
+pub mod schema;
 pub mod server;
 pub mod shutdown;
 pub mod stats;
@@ -76,15 +78,28 @@ pub async fn build_server(
     if settings.components.is_empty() {
         anyhow::bail!("no components to serve: give --component PATH, or [[component]] entries in --config");
     }
-    let server = &settings.server;
     let named =
         |component: &ComponentSettings| component.origin.clone().unwrap_or_else(|| "the command line".into());
-    for component in &settings.components {
-        component.grants.validate().with_context(|| format!("grants from {}", named(component)))?;
+    let cache = compile_cache(args);
+    // Nothing a tool may write can be something the host trusts, and no
+    // grant may sit inside another writable one, across all components.
+    let mut trusted: Vec<std::path::PathBuf> =
+        settings.components.iter().map(|component| component.path.clone()).collect();
+    trusted.extend(args.config.clone());
+    if let CompileCache::Dir(dir) = &cache {
+        trusted.push(dir.clone());
+    }
+    let mut settings = settings;
+    for component in &mut settings.components {
+        let origin = named(component);
+        component.grants.capture().with_context(|| format!("grants from {origin}"))?;
         for host in component.grants.hosts.iter() {
             tracing::info!(component = %component.path.display(), %host, "outgoing HTTP allowed");
         }
     }
+    let every_dir = settings.components.iter().flat_map(|component| &component.grants.dirs);
+    grants::check_layout(every_dir, &trusted)?;
+    let server = &settings.server;
     // The engine is shared: its instance pool is sized for the largest
     // memory any component may use, and fuel is metered if any uses it.
     let limits = settings.components.iter().map(|component| &component.limits);
@@ -96,7 +111,6 @@ pub async fn build_server(
         fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
     })?;
     start_epoch_ticker(&engine);
-    let cache = compile_cache(args);
     let linker = host_linker(&engine)?;
     let mut components = Vec::with_capacity(settings.components.len());
     for settings in &settings.components {
@@ -128,8 +142,23 @@ fn compile_cache(args: &ServeArgs) -> CompileCache {
     }
 }
 
+/// Raises the soft limit on open files to the hard limit: every call's
+/// handles are capped (`--max-handles`), and the process as a whole should
+/// run into those caps, not into a low default soft limit.
+fn raise_open_file_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        if let Err(err) = setrlimit(Resource::Nofile, limit) {
+            tracing::debug!("cannot raise the open-file limit: {err}");
+        }
+    }
+}
+
 /// Serves over stdio, or over Streamable HTTP with `--http`.
 pub async fn serve(args: &ServeArgs) -> Result<()> {
+    raise_open_file_limit();
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let server = build_server(args, shutdown.clone(), stats.clone()).await?;

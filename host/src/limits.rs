@@ -23,6 +23,8 @@ pub struct CallLimits {
     pub cleanup_timeout: Duration,
     /// Bytes a result may carry (content and structured content together).
     pub max_output: usize,
+    /// Host handles (files, streams, pollables, HTTP bodies) held at once.
+    pub max_handles: usize,
 }
 
 impl Default for CallLimits {
@@ -35,6 +37,7 @@ impl Default for CallLimits {
             cleanup_fuel: 100_000_000,
             cleanup_timeout: Duration::from_millis(500),
             max_output: 16 << 20,
+            max_handles: 4096,
         }
     }
 }
@@ -52,6 +55,8 @@ pub enum LimitHit {
     Stack,
     /// Its result was larger than `--max-output` (the size it had, the limit).
     Output(usize, usize),
+    /// It held more host handles than `--max-handles` allows.
+    Handles(usize),
 }
 
 impl fmt::Display for LimitHit {
@@ -65,6 +70,9 @@ impl fmt::Display for LimitHit {
                 write!(f, "it exceeded its memory limit of {} (--max-memory)", HumanBytes(*bytes))
             }
             LimitHit::Stack => write!(f, "it overflowed its stack (--max-stack)"),
+            LimitHit::Handles(limit) => {
+                write!(f, "it held more than its limit of {limit} open handles (--max-handles)")
+            }
             LimitHit::Output(size, limit) => write!(
                 f,
                 "its result of {} is larger than its output limit of {} (--max-output)",

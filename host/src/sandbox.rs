@@ -55,9 +55,43 @@ impl WasiHttpView for CallState {
 /// Refuses memory growth past the limit and remembers that it did, so a trap
 /// that follows (a Rust guest aborts on allocation failure) is reported as
 /// "memory limit exceeded" rather than as a crash.
+///
+/// The limit is for the whole call: every linear memory and every table of
+/// every instance in the store counts against one budget, so a component
+/// with many memories gets no more than one with a single memory.
 pub struct MemoryLimiter {
     max_memory: usize,
+    /// Bytes of memories and tables the store holds now.
+    used: usize,
     hit: bool,
+}
+
+/// What one table element is counted as (a function reference).
+const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// Memories, tables and instances one call's store may hold; the pool caps
+/// the same per component, so a component beyond them is refused at load.
+pub const MAX_MEMORIES: usize = 4;
+/// See [`MAX_MEMORIES`].
+pub const MAX_TABLES: usize = 16;
+/// See [`MAX_MEMORIES`]. Large language runtimes (CPython) link a few dozen.
+pub const MAX_CORE_INSTANCES: usize = 64;
+
+impl MemoryLimiter {
+    fn new(max_memory: usize) -> Self {
+        MemoryLimiter { max_memory, used: 0, hit: false }
+    }
+
+    /// Grows the call's total by `current` → `desired`, if it fits.
+    fn grow(&mut self, current: usize, desired: usize) -> bool {
+        let total = self.used.saturating_sub(current).saturating_add(desired);
+        if total > self.max_memory {
+            self.hit = true;
+            return false;
+        }
+        self.used = total;
+        true
+    }
 }
 
 impl MemoryLimiter {
@@ -70,25 +104,33 @@ impl MemoryLimiter {
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.max_memory {
-            self.hit = true;
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(self.grow(current, desired))
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        // Tables hold function references; a million is far beyond any real tool.
-        Ok(desired <= 1_000_000)
+        Ok(self
+            .grow(current.saturating_mul(TABLE_ELEMENT_BYTES), desired.saturating_mul(TABLE_ELEMENT_BYTES)))
+    }
+
+    fn instances(&self) -> usize {
+        MAX_CORE_INSTANCES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
     }
 }
 
@@ -96,8 +138,10 @@ impl ResourceLimiter for MemoryLimiter {
 pub struct StoreBudget {
     /// Fuel; ignored when the engine does not meter fuel.
     pub fuel: Option<u64>,
-    /// Linear memory in bytes.
+    /// Linear memory and tables in bytes, all of the store's together.
     pub max_memory: usize,
+    /// Host handles the store's resource table may hold at once.
+    pub max_handles: usize,
     /// How long the store's call may run. The caller enforces it; the store
     /// uses it to bound the timeouts of outgoing requests.
     pub time_limit: Duration,
@@ -117,8 +161,14 @@ pub fn new_store(
         wasi: grants.wasi_ctx()?,
         http: WasiHttpCtx::new(),
         outgoing: OutgoingHttp::new(grants.hosts.clone(), call_id.clone(), deadline),
-        table: ResourceTable::new(),
-        memory: MemoryLimiter { max_memory: budget.max_memory, hit: false },
+        table: {
+            // A guest that opens without end is stopped at its own limit,
+            // long before the process runs out of descriptors.
+            let mut table = ResourceTable::new();
+            table.set_max_capacity(budget.max_handles);
+            table
+        },
+        memory: MemoryLimiter::new(budget.max_memory),
         cancellation,
         call_id,
         client,
@@ -142,4 +192,69 @@ pub fn new_store(
     // guest, instead of resuming it at once from the worker's LIFO slot.
     store.epoch_deadline_callback(|_| Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))));
     Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_memory_and_table_counts_against_one_budget() {
+        let mut limiter = MemoryLimiter::new(256 << 20);
+        assert!(limiter.grow(0, 200 << 20), "one memory of 200 MiB fits");
+        assert!(!limiter.grow(0, 200 << 20), "a second one does not");
+        assert!(limiter.was_hit());
+        assert!(limiter.grow(0, 50 << 20));
+        assert!(limiter.grow(50 << 20, 56 << 20), "growing counts the difference");
+        assert!(!limiter.grow(0, TABLE_ELEMENT_BYTES));
+    }
+
+    /// Real wasmtime, the host's own engine and store: two instances of a
+    /// module each grow their own memory, and the second growth past the
+    /// call's budget fails (before, each memory had the whole budget).
+    #[tokio::test]
+    async fn two_memories_of_one_call_share_its_budget() {
+        use crate::engine::{EngineSettings, build_engine};
+        let engine = build_engine(&EngineSettings {
+            max_memory: 64 << 20,
+            max_stack: 512 << 10,
+            max_concurrent_calls: 2,
+            fuel_metering: false,
+        })
+        .unwrap();
+        let wat = r#"(component
+            (core module $m
+                (memory 1)
+                (func (export "grow") (param i32) (result i32) local.get 0 memory.grow))
+            (core instance $a (instantiate $m))
+            (core instance $b (instantiate $m))
+            (func (export "grow-a") (param "pages" u32) (result s32) (canon lift (core func $a "grow")))
+            (func (export "grow-b") (param "pages" u32) (result s32) (canon lift (core func $b "grow"))))"#;
+        let component = wasmtime::component::Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let budget = StoreBudget {
+            fuel: None,
+            max_memory: 64 << 20,
+            max_handles: 16,
+            time_limit: Duration::from_secs(5),
+        };
+        let stats = Arc::new(crate::stats::Stats::default());
+        let mut store = new_store(
+            &engine,
+            &Grants::default(),
+            &budget,
+            CallCancellation::new(),
+            "test".into(),
+            ClientLink::detached(stats),
+        )
+        .unwrap();
+        let linker = wasmtime::component::Linker::<CallState>::new(&engine);
+        let instance = linker.instantiate_async(&mut store, &component).await.unwrap();
+        let grow_a = instance.get_typed_func::<(u32,), (i32,)>(&mut store, "grow-a").unwrap();
+        let grow_b = instance.get_typed_func::<(u32,), (i32,)>(&mut store, "grow-b").unwrap();
+        // 40 MiB in the first memory fits (it returns the old size in pages)...
+        assert_eq!(grow_a.call_async(&mut store, (640,)).await.unwrap(), (1,));
+        // ...and 40 MiB more in the second does not: -1, the budget is spent.
+        assert_eq!(grow_b.call_async(&mut store, (640,)).await.unwrap(), (-1,));
+        assert!(store.data().memory.was_hit());
+    }
 }

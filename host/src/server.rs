@@ -40,6 +40,7 @@ use crate::client::{Asker, CallIdentity, ClientLink, ClientPolicy, SessionState}
 use crate::component::{ToolComponent, ToolSpec};
 use crate::content;
 use crate::paused::{Execution, PausedCalls};
+use crate::schema::CheckFailure;
 
 /// The MCP server: every tool of every loaded component. One value per MCP
 /// session (stdio has one; HTTP makes one per session with
@@ -136,10 +137,10 @@ fn mcp_tool(spec: &ToolSpec, needs_approval: bool) -> Tool {
     let mut tool = Tool::new_with_raw(
         spec.name.clone(),
         spec.description.clone().map(Into::into),
-        spec.input_schema.clone(),
+        spec.input.json.clone(),
     );
     tool.title = spec.title.clone();
-    tool.output_schema = spec.output_schema.clone();
+    tool.output_schema = spec.output.as_ref().map(|schema| schema.json.clone());
     let a = &spec.annotations;
     if a.read_only.is_some() || a.destructive.is_some() || a.idempotent.is_some() || a.open_world.is_some() {
         tool.annotations =
@@ -243,7 +244,7 @@ impl ServerHandler for ToolServer {
                 .instrument(span)
                 .await;
         }
-        let plan = self.plan(request)?;
+        let plan = self.plan(request).await?;
         if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
             return Ok(self.start_task(plan, &context));
         }
@@ -294,8 +295,9 @@ fn speaks_in_rounds(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl ToolServer {
-    /// Routes `request` to its tool and checks its arguments.
-    fn plan(&self, request: CallToolRequestParams) -> Result<CallPlan, McpError> {
+    /// Routes `request` to its tool and checks its arguments (bounded by
+    /// the tool's `--timeout`, off the async workers when costly).
+    async fn plan(&self, request: CallToolRequestParams) -> Result<CallPlan, McpError> {
         let name = request.name.as_ref();
         let Some((component, index)) = self.inner.routes.get(name) else {
             let mut available: Vec<&str> = self.inner.routes.keys().map(String::as_str).collect();
@@ -305,13 +307,29 @@ impl ToolServer {
                 Some(json!({ "available": available })),
             ));
         };
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        if let Err(errors) = component.tools[*index].check_arguments(&arguments) {
-            return Err(McpError::invalid_params(
-                format!("arguments do not match the input schema of `{name}`: {}", errors.join("; ")),
-                Some(json!({ "errors": errors })),
-            ));
+        let arguments = Arc::new(Value::Object(request.arguments.unwrap_or_default()));
+        let deadline = tokio::time::Instant::now() + component.limits.timeout;
+        let schema = &component.tools[*index].input;
+        match self.inner.runner.checker().check(schema, arguments.clone(), deadline).await {
+            Ok(()) => {}
+            Err(CheckFailure::Invalid(error)) => {
+                return Err(McpError::invalid_params(
+                    format!("arguments do not match the input schema of `{name}`: {error}"),
+                    Some(json!({ "errors": [error] })),
+                ));
+            }
+            Err(CheckFailure::TooSlow(_)) => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "checking the arguments against the input schema of `{name}` took longer than \
+                         the tool's time limit (--timeout)"
+                    ),
+                    None,
+                ));
+            }
         }
+        // The check is done, so its thread no longer holds the arguments.
+        let arguments = Arc::try_unwrap(arguments).unwrap_or_else(|shared| (*shared).clone());
         Ok(CallPlan { component: component.clone(), index: *index, arguments })
     }
 
@@ -356,8 +374,7 @@ impl ToolServer {
         let arguments = plan.arguments.to_string();
         let outcome =
             self.inner.runner.run(&plan.component, &spec.name, &arguments, signals, client, approval).await;
-        let response = to_response(&spec.name, outcome)?;
-        Ok(check_output(spec, response))
+        to_response(&spec.name, outcome)
     }
 
     /// Starts the call in a task of its own, for a session where questions
@@ -437,22 +454,6 @@ impl ToolServer {
     }
 }
 
-/// A tool that declares an output schema must return structured content that
-/// matches it; a result that does not becomes an error naming the tool.
-fn check_output(spec: &ToolSpec, response: CallToolResponse) -> CallToolResponse {
-    let CallToolResponse::Complete(result) = &response else { return response };
-    if result.is_error == Some(true) {
-        return response;
-    }
-    match spec.check_output(result.structured_content.as_ref()) {
-        Ok(()) => response,
-        Err(problem) => CallToolResponse::Complete(content::error_result(format!(
-            "tool `{}` returned a result that breaks its output schema: {problem}",
-            spec.name
-        ))),
-    }
-}
-
 fn to_response(tool: &str, outcome: CallOutcome) -> Result<CallToolResponse, McpError> {
     let result: CallToolResult = match outcome {
         CallOutcome::Returned(Ok(result)) => content::to_mcp(tool, result),
@@ -479,6 +480,9 @@ fn to_response(tool: &str, outcome: CallOutcome) -> Result<CallToolResponse, Mcp
         CallOutcome::Crashed(detail) => content::error_result(format!("tool `{tool}` crashed: {detail}")),
         CallOutcome::Declined(why) => content::error_result(format!(
             "tool `{tool}` did not run: it needs the user's approval, and {why}"
+        )),
+        CallOutcome::BadOutput(problem) => content::error_result(format!(
+            "tool `{tool}` returned a result that breaks its output schema: {problem}"
         )),
     };
     Ok(CallToolResponse::Complete(result))

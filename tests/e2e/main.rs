@@ -9,6 +9,7 @@ mod cancel;
 mod client_requests;
 mod config;
 mod fuzz;
+mod hardening;
 mod hostile;
 mod lifecycle;
 mod limits;

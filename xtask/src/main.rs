@@ -34,6 +34,19 @@ fn build_guests(root: &Path) -> Result<()> {
         println!("built {}", dest.display());
     }
 
+    // The hostile component with the tool schema that burned hosts down,
+    // in a target dir of its own so the two builds don't undo each other.
+    cargo_build_in(
+        &guests,
+        "wasm32-wasip2",
+        &["-p", "hostile", "--features", "schema-bomb"],
+        "target/schema-bomb",
+    )?;
+    let built = guests.join("target/schema-bomb/wasm32-wasip2/release/hostile.wasm");
+    let dest = out.join("hostile-schema-bomb.wasm");
+    std::fs::copy(&built, &dest).with_context(|| format!("copying {}", built.display()))?;
+    println!("built {}", dest.display());
+
     cargo_build(&guests, "wasm32-wasip1")?;
     let module = std::fs::read(guests.join("target/wasm32-wasip1/release/demo.wasm"))?;
     let component = wit_component::ComponentEncoder::default()
@@ -68,11 +81,17 @@ fn guest_crates(guests: &Path) -> Result<Vec<String>> {
 /// host's deadlocks on the build lock) and none of the inherited variables
 /// that would override the guests' settings.
 fn cargo_build(guests: &Path, target: &str) -> Result<()> {
+    cargo_build_in(guests, target, &[], "target")
+}
+
+/// [`cargo_build`] with extra arguments, into `target_dir` (relative to the guests).
+fn cargo_build_in(guests: &Path, target: &str, extra: &[&str], target_dir: &str) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(guests)
         .args(["build", "--release", "--target", target])
-        .env("CARGO_TARGET_DIR", guests.join("target"))
+        .args(extra)
+        .env("CARGO_TARGET_DIR", guests.join(target_dir))
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")

@@ -19,7 +19,7 @@ struct Hostile;
 
 impl Guest for Hostile {
     fn list_tools() -> Vec<ToolInfo> {
-        vec![
+        let mut tools = vec![
             tool("memory_bomb", "Allocates memory until it cannot"),
             tool("recurse", "Recurses without end (stack overflow)"),
             tool("panic", "Panics"),
@@ -34,7 +34,31 @@ impl Guest for Hostile {
             tool("loop_in_cleanup", "Spins; its cleanup never returns"),
             tool("fetch", "GETs `url` through wasi:http; returns the status and body"),
             tool("connect_tcp", "Opens a raw TCP connection to `addr` through wasi:sockets"),
-        ]
+            tool("open_many", "Opens the file at `path` `count` times and keeps every handle"),
+            schema_tool(
+                "schema_at_limit",
+                "Declares an output schema at the host's limits and returns 8 000 items breaking it",
+                json!({ "type": "object" }),
+                Some(json!({ "type": "object", "properties": { "items": wide_items(64) } })),
+            ),
+            schema_tool(
+                "input_at_limit",
+                "Takes `items`, checked against a 64-branch anyOf",
+                json!({ "type": "object", "properties": { "items": wide_items(64) } }),
+                None,
+            ),
+        ];
+        // The schema of the finding that took hosts down: built only into
+        // `hostile-schema-bomb.wasm`, which the host must refuse to load.
+        if cfg!(feature = "schema-bomb") {
+            tools.push(schema_tool(
+                "schema_bomb",
+                "Declares an output schema whose items are an anyOf of 2 000 branches",
+                json!({ "type": "object" }),
+                Some(json!({ "type": "object", "properties": { "items": wide_items(2000) } })),
+            ));
+        }
+        tools
     }
 
     fn call(
@@ -103,6 +127,24 @@ impl Guest for Hostile {
                     Err(err) => Ok(text(&format!("refused: {err}"))),
                 }
             }
+            "open_many" => {
+                let path = args["path"].as_str().unwrap_or("/data/f");
+                let count = args["count"].as_u64().unwrap_or(100_000);
+                let mut held = Vec::new();
+                for _ in 0..count {
+                    match std::fs::File::open(path) {
+                        Ok(file) => held.push(file),
+                        Err(err) => return Ok(text(&format!("refused after {}: {err}", held.len()))),
+                    }
+                }
+                Ok(text(&format!("opened {}", held.len())))
+            }
+            "schema_at_limit" | "schema_bomb" => Ok(CallResult {
+                content: vec![Content::Text("8 000 zeros".into())],
+                structured_content: Some(json!({ "items": vec![0; 8000] }).to_string()),
+                is_error: false,
+            }),
+            "input_at_limit" => Ok(text("arguments passed")),
             "trap_in_cleanup" | "loop_in_cleanup" => {
                 let _ = call_id;
                 let mut x: u64 = 1;
@@ -190,6 +232,20 @@ fn recurse(depth: u64) -> u64 {
 
 fn text(s: &str) -> CallResult {
     CallResult { content: vec![Content::Text(s.into())], structured_content: None, is_error: false }
+}
+
+/// An array schema whose items must match one of `n` constants, none of them 0.
+fn wide_items(n: u32) -> Value {
+    let branches: Vec<Value> = (1..=n).map(|k| json!({ "const": k })).collect();
+    json!({ "type": "array", "items": { "anyOf": branches } })
+}
+
+fn schema_tool(name: &str, description: &str, input: Value, output: Option<Value>) -> ToolInfo {
+    ToolInfo {
+        input_schema: input.to_string(),
+        output_schema: output.map(|schema| schema.to_string()),
+        ..tool(name, description)
+    }
 }
 
 fn tool(name: &str, description: &str) -> ToolInfo {
