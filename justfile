@@ -52,10 +52,12 @@ test: (setup "--with-node") build guests lint
 soak calls="10000": build guests
     STORM_CALLS={{calls}} cargo test --release -p mcp-wasm-host --test e2e storm -- --nocapture
 
-# Long fuzz run over the wire (the suite runs 3 000 frames). FUZZ_SEED replays.
+# Long fuzz run over the wire (the suite runs 3 000 frames), and 20 000
+# random and adversarial tool schemas with arguments. FUZZ_SEED replays.
 fuzz frames="200000": build guests
     FUZZ_FRAMES={{frames}} cargo test --release -p mcp-wasm-host --test e2e fuzz -- --nocapture
     FUZZ_SEED=$RANDOM cargo test --release -p mcp-wasm-host --lib random_guest_results
+    FUZZ_SCHEMAS=20000 cargo test --release -p mcp-wasm-host --lib random_schemas -- --nocapture
 
 # The official MCP conformance suite against --http (guest-tools/everything).
 conformance: (setup "--with-node") build guests

@@ -1,6 +1,7 @@
 //! Randomised fuzzing of the host's input paths over the real wire:
 //! JSON-RPC frames (valid, mutated, truncated, nested, oversized, binary)
-//! and tool arguments against the tools' schemas. After every few frames a
+//! and tool arguments against the tools' schemas (among them one at the
+//! host's schema limits). After every few frames a
 //! `ping` must still be answered; at the end an `echo` must still work, the
 //! host must exit cleanly when its input closes, and stdout must have carried
 //! nothing but JSON-RPC.
@@ -49,7 +50,8 @@ fn value(rng: &mut Rng, depth: u32) -> Value {
         5 => json!("x".repeat(rng.below(5_000) as usize)),
         6 => Value::Array((0..rng.below(5)).map(|_| value(rng, depth - 1)).collect()),
         _ => {
-            let keys = ["text", "steps", "step_ms", "questions", "iterations", "mib", "quiet", "name", "x"];
+            let keys =
+                ["text", "steps", "step_ms", "questions", "iterations", "mib", "quiet", "name", "items", "x"];
             Value::Object(
                 (0..rng.below(5)).map(|_| (rng.pick(&keys).to_string(), value(rng, depth - 1))).collect(),
             )
@@ -68,6 +70,7 @@ fn frame(rng: &mut Rng, id: u64) -> Vec<u8> {
         "sign_in",
         "delete_records",
         "prune",
+        "input_at_limit",
         "nope",
         "",
     ];
@@ -103,6 +106,12 @@ fn frame(rng: &mut Rng, id: u64) -> Vec<u8> {
                 2 => ("compute", json!({ "iterations": rng.below(1000) })),
                 3 => ("allocate", json!({ "mib": rng.below(5) })),
                 4 => ("survey", json!({ "questions": 1 })),
+                // A schema at the host's limits (64-branch anyOf items),
+                // against random and large item lists.
+                5 if rng.below(2) == 0 => {
+                    let items: Vec<Value> = (0..rng.below(3000)).map(|_| json!(rng.below(70))).collect();
+                    ("input_at_limit", json!({ "items": items }))
+                }
                 _ => ("sign_in", json!({})),
             };
             json!({ "jsonrpc": "2.0", "id": 2_000_000 + id, "method": "tools/call",
@@ -171,9 +180,10 @@ async fn random_frames_never_break_the_server() {
     eprintln!("fuzz: {frames} frames, FUZZ_SEED={seed}");
     let mut rng = Rng(seed | 1);
 
-    let demo = guest("demo");
+    let (demo, hostile) = (guest("demo"), guest("hostile"));
     let mut child = Command::new(host_binary())
         .args(["--component", demo.to_str().unwrap(), "--timeout", "200ms", "--elicitation-timeout", "50ms"])
+        .args(["--component", hostile.to_str().unwrap()])
         .env("RUST_LOG", "error")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
