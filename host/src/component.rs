@@ -22,6 +22,7 @@ use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
 use crate::grants::Grants;
 use crate::limits::CallLimits;
+use crate::open_guard;
 use crate::sandbox::{CallState, StoreBudget, new_store};
 
 /// The version of the `mcp:tool` contract (`wit/`) this host implements.
@@ -104,6 +105,8 @@ fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<String
 pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // Its `open-at`, for regular files and directories only.
+    open_guard::add_to_linker(&mut linker)?;
     // `wasi:http/types` and `outgoing-handler` only (the rest of the proxy
     // world is already in WASI). Every request passes `outgoing_http`'s
     // --allow-host check, so linking it grants nothing by itself.

@@ -15,6 +15,7 @@
 //!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
 //! - [`grants`]: what the user granted (directories, environment, hosts);
+//! - [`open_guard`]: only regular files and directories open in a grant;
 //! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
@@ -36,6 +37,7 @@ pub mod engine;
 pub mod grants;
 pub mod http;
 pub mod limits;
+pub mod open_guard;
 pub mod outgoing_http;
 pub mod paused;
 pub mod priority;

@@ -1,9 +1,11 @@
 //! Hostile guests: each misbehaviour gets a clear error, the host survives,
 //! a call running at the same time is unaffected and the next call is served.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 
-use crate::harness::{Host, Start, TestServer, guest, no_args, text_of};
+use crate::harness::{Host, PATIENCE, Start, TestServer, guest, no_args, text_of};
 
 /// The hostile component beside the demo (for well-behaved neighbour calls).
 fn hostile(extra: &[&str]) -> Start {
@@ -27,6 +29,16 @@ async fn survive(host: &Host, tool: &str, args: Value) -> String {
     assert_eq!(text_of(&next), "next", "the next call is served");
     assert_eq!(hostile.is_error, Some(true), "{hostile:?}");
     text_of(&hostile)
+}
+
+/// The `Threads:` count of process `pid`, from /proc.
+fn threads_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|rest| rest.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 #[tokio::test]
@@ -229,4 +241,52 @@ async fn cancelling_a_call_drops_its_outgoing_request() {
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
     assert_eq!(text_of(&next), "next");
     assert_eq!(host.wait_until_idle().await["live_stores"], 0);
+}
+
+#[tokio::test]
+async fn opening_a_fifo_in_a_grant_is_refused_and_leaves_no_thread_behind() {
+    let granted = tempfile::tempdir().unwrap();
+    std::fs::write(granted.path().join("ok.txt"), "fine").unwrap();
+    // Two FIFOs: opens for reading and for writing would meet in one and
+    // unblock each other.
+    for name in ["readers", "writers"] {
+        let status = std::process::Command::new("mkfifo")
+            .arg(granted.path().join(name))
+            .status()
+            .expect("running mkfifo");
+        assert!(status.success(), "mkfifo failed");
+    }
+    let grant = format!("{}::/data", granted.path().display());
+    let host = Host::start(hostile(&["--dir", &grant, "--timeout", "1s"])).await;
+    let pid = host.child.id().unwrap();
+    // A regular file opens as before (and warms the runtime's blocking pool).
+    let read = host.call("read_file", json!({ "path": "/data/ok.txt" })).await.unwrap();
+    assert_eq!(text_of(&read), "read 4 bytes");
+    let baseline = threads_of(pid);
+    let mut answers = Vec::new();
+    for write in [false, false, true, true] {
+        let started = Instant::now();
+        let path = if write { "/data/writers" } else { "/data/readers" };
+        let result = host.call("open_fifo", json!({ "path": path, "write": write })).await.unwrap();
+        answers.push((write, text_of(&result), started.elapsed()));
+    }
+    // Every call has ended; no thread may be left blocked in the open.
+    let wait = async {
+        loop {
+            if threads_of(pid) <= baseline {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    let settled = tokio::time::timeout(PATIENCE, wait).await.is_ok();
+    eprintln!("threads: {baseline} before the calls, {} after", threads_of(pid));
+    for (write, answer, elapsed) in answers {
+        assert!(answer.starts_with("refused: "), "write={write}: {answer}");
+        assert!(elapsed < Duration::from_secs(1), "write={write}: took {elapsed:?}");
+    }
+    assert!(settled, "the host has {} threads, {baseline} before the calls", threads_of(pid));
+    host.stderr.wait_for("the refusal in the host's log", |l| l.contains("not a regular file")).await;
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert_eq!(text_of(&next), "next");
 }

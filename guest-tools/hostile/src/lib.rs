@@ -34,6 +34,7 @@ impl Guest for Hostile {
             tool("loop_in_cleanup", "Spins; its cleanup never returns"),
             tool("fetch", "GETs `url` through wasi:http; returns the status and body"),
             tool("connect_tcp", "Opens a raw TCP connection to `addr` through wasi:sockets"),
+            tool("open_fifo", "Opens the file at `path` (for writing with `write: true`)"),
         ]
     }
 
@@ -100,6 +101,18 @@ impl Guest for Hostile {
                 let addr = args["addr"].as_str().unwrap_or_default();
                 match std::net::TcpStream::connect(addr) {
                     Ok(_) => Ok(text(&format!("connected to {addr}"))),
+                    Err(err) => Ok(text(&format!("refused: {err}"))),
+                }
+            }
+            "open_fifo" => {
+                let path = args["path"].as_str().unwrap_or_default();
+                let opened = if args["write"].as_bool() == Some(true) {
+                    std::fs::OpenOptions::new().write(true).open(path)
+                } else {
+                    std::fs::File::open(path)
+                };
+                match opened {
+                    Ok(_) => Ok(text(&format!("opened {path}"))),
                     Err(err) => Ok(text(&format!("refused: {err}"))),
                 }
             }
