@@ -211,8 +211,12 @@ fn check_is_component(bytes: &[u8]) -> Result<()> {
 }
 
 async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Result<Vec<ToolInfo>> {
-    let budget =
-        StoreBudget { fuel: Some(1_000_000_000), max_memory: 64 << 20, time_limit: LIST_TOOLS_TIMEOUT };
+    let budget = StoreBudget {
+        fuel: Some(1_000_000_000),
+        max_memory: 64 << 20,
+        time_limit: LIST_TOOLS_TIMEOUT,
+        max_guest_output: CallLimits::default().max_guest_output,
+    };
     let mut store = new_store(
         engine,
         &Grants::default(),

@@ -16,6 +16,7 @@
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
 //! - [`grants`]: what the user granted (directories, environment, hosts);
 //! - [`open_guard`]: only regular files and directories open in a grant;
+//! - [`guest_output`]: a call's stdout and stderr, capped, into the host's log;
 //! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
@@ -35,6 +36,7 @@ pub mod config;
 pub mod content;
 pub mod engine;
 pub mod grants;
+pub mod guest_output;
 pub mod http;
 pub mod limits;
 pub mod open_guard;
