@@ -31,6 +31,7 @@ use crate::bindings::types::{CallError, CallResult};
 use crate::cancellation::{CallCancellation, GuestCancelled, StopReason};
 use crate::client::ClientLink;
 use crate::component::ToolComponent;
+use crate::guest_output::escape_controls;
 use crate::limits::{CallLimits, LimitHit};
 use crate::priority::at_guest_priority;
 use crate::sandbox::{StoreBudget, new_store};
@@ -150,6 +151,7 @@ impl CallRunner {
         let limits = &component.limits;
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
         let cancellation = CallCancellation::new();
+        client.limit_payloads(limits);
         if let Some(question) = approval
             && let Err(outcome) = self.await_approval(question, &mut client, &cancellation, &signals).await
         {
@@ -254,6 +256,7 @@ impl CallRunner {
             max_memory: limits.max_memory,
             max_handles: limits.max_handles,
             time_limit: limits.timeout,
+            max_guest_output: limits.max_guest_output,
         };
         let mut store = match new_store(
             &self.engine,
@@ -270,6 +273,7 @@ impl CallRunner {
             }
         };
         let store_live = self.stats.store();
+        let deadline = stop.deadline;
 
         let result: Option<GuestResult> = {
             let guest = pin!(at_guest_priority(async {
@@ -283,12 +287,24 @@ impl CallRunner {
             // The guest future is dropped here: a guest still running is stopped.
         };
         let memory_hit = store.data().memory.was_hit();
-        let dropped_notes = store.data().client.dropped();
+        let mut dropped_notes = store.data().client.dropped();
         let returned_normally = matches!(result, Some(Ok(_))) && cancellation.reason().is_none();
-        // Progress and log notifications precede the result; a stopped call
-        // sends none after the stop.
+        // Progress and log notifications precede the result, within what is
+        // left of the call's time; a stopped call sends none after the stop.
         if let Some(notifier) = store.data_mut().client.take_notifier() {
-            if returned_normally { notifier.finish().await } else { notifier.abandon() }
+            if returned_normally {
+                let abandoned = notifier.finish(deadline).await;
+                if abandoned > 0 {
+                    tracing::info!(
+                        call_id = &**call_id,
+                        abandoned,
+                        "notifications still queued when the call's time ran out (--timeout) were dropped"
+                    );
+                    dropped_notes += abandoned;
+                }
+            } else {
+                notifier.abandon()
+            }
         }
         if returned_normally {
             // Resetting the instance's memory takes microseconds; do it off
@@ -319,13 +335,18 @@ impl CallRunner {
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes }
     }
 
-    /// What the guest returned, unless its result is over `--max-output`.
+    /// What the guest returned, unless it is over `--max-output`: a result
+    /// (an `is_error` one too) or the message of the tool's own error.
     fn returned(&self, limits: &CallLimits, returned: Result<CallResult, CallError>) -> CallOutcome {
-        if let Ok(result) = &returned {
-            let size = output_size(result);
-            if size > limits.max_output {
-                return CallOutcome::LimitHit(LimitHit::Output(size, limits.max_output));
-            }
+        let size = match &returned {
+            Ok(result) => output_size(result),
+            Err(
+                CallError::Failed(text) | CallError::InvalidArguments(text) | CallError::UnknownTool(text),
+            ) => text.len(),
+            Err(CallError::Cancelled) => 0,
+        };
+        if size > limits.max_output {
+            return CallOutcome::LimitHit(LimitHit::Output(size, limits.max_output));
         }
         CallOutcome::Returned(returned)
     }
@@ -412,8 +433,10 @@ impl CallRunner {
             max_memory: limits.max_memory,
             max_handles: limits.max_handles,
             time_limit: limits.cleanup_timeout,
+            max_guest_output: limits.max_guest_output,
         };
-        let detached = ClientLink::detached(self.stats.clone());
+        let mut detached = ClientLink::detached(self.stats.clone());
+        detached.limit_payloads(limits);
         let mut store = match new_store(
             &self.engine,
             &component.grants,
@@ -438,7 +461,9 @@ impl CallRunner {
         match tokio::time::timeout(limits.cleanup_timeout, run).await {
             Ok(Ok(())) => CleanupOutcome::Done,
             Ok(Err(err)) => {
-                tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err:#}");
+                // The error may quote the guest (names from its custom sections).
+                let err = escape_controls(&format!("{err:#}")).into_owned();
+                tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err}");
                 CleanupOutcome::Failed
             }
             Err(_) => {

@@ -118,6 +118,28 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_bytes)]
     pub max_output: usize,
 
+    /// Largest log record (its data) or progress message a tool may send;
+    /// a longer one is cut, with a marker saying how much was cut.
+    #[arg(long, value_name = "SIZE", default_value = "16KiB", value_parser = parse_bytes)]
+    pub max_log_record: usize,
+
+    /// Largest question a tool may put to the user: an elicitation's message
+    /// and schema, a URL elicitation's message and URL, or a sampling
+    /// request. A larger one fails in the tool without reaching the client.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_bytes)]
+    pub max_question: usize,
+
+    /// Log records and progress reports one call may send to the client, in
+    /// bytes; past it they are dropped (and counted in the `call ended` line).
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_bytes)]
+    pub max_notification_bytes: usize,
+
+    /// What one call may write to stdout and stderr together; it goes to the
+    /// host's log line by line, tagged with the call. The rest is discarded
+    /// (the tool's writes still succeed) and one line says how much.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_bytes)]
+    pub max_guest_output: usize,
+
     /// Wasm stack per call (e.g. 512KiB).
     #[arg(long, value_name = "SIZE", default_value = "512KiB", value_parser = parse_bytes)]
     pub max_stack: usize,

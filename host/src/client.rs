@@ -13,11 +13,18 @@
 //! `tools/call` answers (2026-07-28), or as a task's `input_required`
 //! status answered by `tasks/update`. Every wait is bounded, and a paused
 //! call counts against `--max-paused`.
+//!
+//! Everything a tool sends has a size: a log record's data and a progress
+//! message are cut to `--max-log-record`, a question larger than
+//! `--max-question` fails before it reaches the client, and one call's
+//! notifications are bounded in bytes (`--max-notification-bytes`), in
+//! number (a queue of [`QUEUED_NOTES`]) and in time (the call's deadline).
 
 // Logging and sampling are deprecated in rmcp by SEP-2577 but still part of
 // every protocol version this host serves.
 #![allow(deprecated)]
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,6 +45,8 @@ use crate::approval::{ApprovalQuestion, verdict};
 use crate::bindings::client::{self, ElicitResponse, LogLevel, RequestError};
 use crate::bindings::types;
 use crate::cancellation::CallCancellation;
+use crate::guest_output::escape_controls;
+use crate::limits::{CallLimits, HumanBytes, cut_to};
 use crate::sandbox::CallState;
 use crate::stats::{Live, Stats};
 
@@ -80,41 +89,108 @@ enum Note {
     Log(LoggingMessageNotificationParam),
 }
 
+/// Notifications one call may have waiting at once; more are dropped (and
+/// counted), the guest never waits for the queue.
+pub const QUEUED_NOTES: usize = 64;
+
+/// The longest logger name a log record keeps.
+const LONGEST_LOGGER: usize = 256;
+
+/// What a progress report costs against the notification budget besides its
+/// message (the numbers and the token).
+const PROGRESS_OVERHEAD: usize = 64;
+
 /// Sends one call's notifications in order, from a task of its own, so the
 /// guest does not wait for each one to be written (tens of microseconds).
 /// The call waits for the queue to drain before its result goes out, so
-/// notifications still precede the response.
+/// notifications still precede the response — but no longer than the
+/// call's deadline.
 pub struct Notifier {
-    queue: tokio::sync::mpsc::UnboundedSender<Note>,
+    queue: mpsc::Sender<Note>,
+    /// Notes queued so far, and how many of them the sender delivered.
+    queued: u64,
+    delivered: Arc<AtomicU64>,
     sender: tokio::task::JoinHandle<()>,
 }
 
 impl Notifier {
-    fn start(peer: Peer<RoleServer>) -> Self {
-        let (queue, mut pending) = tokio::sync::mpsc::unbounded_channel();
+    /// Starts the sender: `send` delivers one note, `false` when the
+    /// session is gone.
+    fn start<F, Sent>(mut send: F) -> Self
+    where
+        F: FnMut(Note) -> Sent + Send + 'static,
+        Sent: Future<Output = bool> + Send,
+    {
+        let (queue, mut pending) = mpsc::channel(QUEUED_NOTES);
+        let delivered = Arc::new(AtomicU64::new(0));
+        let counter = delivered.clone();
         let sender = tokio::spawn(async move {
             while let Some(note) = pending.recv().await {
-                let sent = match note {
-                    Note::Progress(note) => peer.notify_progress(note).await,
-                    Note::Log(note) => peer.notify_logging_message(note).await,
-                };
-                if sent.is_err() {
+                if !send(note).await {
                     break; // the session is gone
                 }
+                counter.fetch_add(1, Ordering::Relaxed);
             }
         });
-        Notifier { queue, sender }
+        Notifier { queue, queued: 0, delivered, sender }
     }
 
-    /// The call returned: deliver what is queued, then stop.
-    pub async fn finish(self) {
-        drop(self.queue);
-        let _ = self.sender.await;
+    /// A sender to `peer`.
+    fn to_peer(peer: Peer<RoleServer>) -> Self {
+        Notifier::start(move |note| {
+            let peer = peer.clone();
+            async move {
+                match note {
+                    Note::Progress(note) => peer.notify_progress(note).await,
+                    Note::Log(note) => peer.notify_logging_message(note).await,
+                }
+                .is_ok()
+            }
+        })
+    }
+
+    /// Queues `note`, unless the queue is full. Never waits.
+    fn offer(&mut self, note: Note) -> bool {
+        let queued = self.queue.try_send(note).is_ok();
+        self.queued += u64::from(queued);
+        queued
+    }
+
+    /// The call returned: deliver what is queued, until `deadline` at the
+    /// latest. Returns how many notes were still undelivered then (and are
+    /// dropped).
+    pub async fn finish(self, deadline: tokio::time::Instant) -> u64 {
+        let Notifier { queue, queued, delivered, mut sender } = self;
+        drop(queue);
+        if tokio::time::timeout_at(deadline, &mut sender).await.is_ok() {
+            return 0;
+        }
+        sender.abort();
+        queued.saturating_sub(delivered.load(Ordering::Relaxed))
     }
 
     /// The call was cancelled or stopped: nothing more goes out for it.
     pub fn abandon(self) {
         self.sender.abort();
+    }
+}
+
+/// What a call's guest may send the client, in bytes: its component's
+/// limits.
+#[derive(Clone, Copy, Debug)]
+struct PayloadCaps {
+    log_record: usize,
+    question: usize,
+    notification_bytes: usize,
+}
+
+impl From<&CallLimits> for PayloadCaps {
+    fn from(limits: &CallLimits) -> Self {
+        PayloadCaps {
+            log_record: limits.max_log_record,
+            question: limits.max_question,
+            notification_bytes: limits.max_notification_bytes,
+        }
     }
 }
 
@@ -215,12 +291,16 @@ pub struct ClientLink {
     progress_budget: RateLimit,
     log_budget: RateLimit,
     notifier: Option<Notifier>,
-    /// Log records and progress reports dropped by the rate limits.
+    /// Log records and progress reports dropped: by the rate limits, the
+    /// byte budget or a full queue.
     dropped: u64,
+    caps: PayloadCaps,
+    /// Bytes of notifications queued so far, against `caps.notification_bytes`.
+    notified_bytes: usize,
 }
 
 impl ClientLink {
-    /// How many log records and progress reports the rate limits dropped.
+    /// How many log records and progress reports were dropped.
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
@@ -230,10 +310,46 @@ impl ClientLink {
         self.notifier.take()
     }
 
-    fn notify(&mut self, note: Note) {
+    /// Applies the size limits of the call's component.
+    pub fn limit_payloads(&mut self, limits: &CallLimits) {
+        self.caps = limits.into();
+    }
+
+    /// Queues `note` (`size` bytes, as counted against the budget), or
+    /// drops and counts it when the budget or the queue is full.
+    fn notify(&mut self, note: Note, size: usize) {
         let Some(peer) = &self.peer else { return };
-        let notifier = self.notifier.get_or_insert_with(|| Notifier::start(peer.clone()));
-        let _ = notifier.queue.send(note);
+        if self.notified_bytes.saturating_add(size) > self.caps.notification_bytes {
+            if self.notified_bytes <= self.caps.notification_bytes {
+                tracing::debug!(
+                    tool = %self.identity.tool,
+                    "notifications past --max-notification-bytes ({}) are dropped",
+                    HumanBytes(self.caps.notification_bytes)
+                );
+                // Said once: from here on the budget counts as spent.
+                self.notified_bytes = self.caps.notification_bytes + 1;
+            }
+            self.dropped += 1;
+            return;
+        }
+        let notifier = self.notifier.get_or_insert_with(|| Notifier::to_peer(peer.clone()));
+        if notifier.offer(note) {
+            self.notified_bytes += size;
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// Fails a question of `size` bytes that is over `--max-question`.
+    fn check_question(&self, size: usize) -> Result<(), RequestError> {
+        if size <= self.caps.question {
+            return Ok(());
+        }
+        Err(RequestError::Failed(format!(
+            "the question is {}, larger than the limit of {} (--max-question); it was not sent",
+            HumanBytes(size),
+            HumanBytes(self.caps.question)
+        )))
     }
 
     /// A link for a call made by a client session.
@@ -264,6 +380,8 @@ impl ClientLink {
             log_budget: RateLimit::new(50, 50.0),
             notifier: None,
             dropped: 0,
+            caps: (&CallLimits::default()).into(),
+            notified_bytes: 0,
         }
     }
 
@@ -286,6 +404,8 @@ impl ClientLink {
             log_budget: RateLimit::new(50, 50.0),
             notifier: None,
             dropped: 0,
+            caps: (&CallLimits::default()).into(),
+            notified_bytes: 0,
         }
     }
 
@@ -556,26 +676,39 @@ impl client::Host for CallState {
             self.client.dropped += 1;
             return Ok(());
         }
-        let call_id = &*self.call_id;
-        let name = logger.as_deref().unwrap_or("tool");
-        match level {
-            LogLevel::Debug => tracing::debug!(target: "tool", call_id, logger = name, "{data}"),
-            LogLevel::Info | LogLevel::Notice => {
-                tracing::info!(target: "tool", call_id, logger = name, "{data}")
+        let cut = data.len() > self.client.caps.log_record;
+        let data = cut_to(data, self.client.caps.log_record);
+        let logger = logger.map(|name| cut_to(name, LONGEST_LOGGER));
+        {
+            // Escaped: a record cannot end the host's log line or move the cursor.
+            let call_id = &*self.call_id;
+            let name = escape_controls(logger.as_deref().unwrap_or("tool"));
+            let text = escape_controls(&data);
+            match level {
+                LogLevel::Debug => tracing::debug!(target: "tool", call_id, logger = %name, "{text}"),
+                LogLevel::Info | LogLevel::Notice => {
+                    tracing::info!(target: "tool", call_id, logger = %name, "{text}")
+                }
+                LogLevel::Warning => tracing::warn!(target: "tool", call_id, logger = %name, "{text}"),
+                _ => tracing::error!(target: "tool", call_id, logger = %name, "{text}"),
             }
-            LogLevel::Warning => tracing::warn!(target: "tool", call_id, logger = name, "{data}"),
-            _ => tracing::error!(target: "tool", call_id, logger = name, "{data}"),
         }
         let level = mcp_level(level);
         let link = &mut self.client;
         if link.peer.is_none() || self.cancellation.is_cancelled() || !link.session.lets_through(level) {
             return Ok(());
         }
-        // Data the guest claims is JSON but is not goes out as a string.
-        let data = serde_json::from_str(&data).unwrap_or(Value::String(data));
+        let size = data.len() + logger.as_ref().map_or(0, String::len);
+        // Data the guest claims is JSON but is not, or JSON that was cut,
+        // goes out as a string.
+        let data = if cut {
+            Value::String(data)
+        } else {
+            serde_json::from_str(&data).unwrap_or(Value::String(data))
+        };
         let mut message = LoggingMessageNotificationParam::new(level, data);
         message.logger = logger;
-        link.notify(Note::Log(message));
+        link.notify(Note::Log(message), size);
         Ok(())
     }
 
@@ -605,10 +738,13 @@ impl client::Host for CallState {
         if let Some(total) = total {
             note = note.with_total(total);
         }
+        let mut size = PROGRESS_OVERHEAD;
         if let Some(message) = message {
+            let message = cut_to(message, link.caps.log_record);
+            size += message.len();
             note = note.with_message(message);
         }
-        link.notify(Note::Progress(note));
+        link.notify(Note::Progress(note), size);
         Ok(())
     }
 
@@ -617,6 +753,9 @@ impl client::Host for CallState {
         message: String,
         requested_schema: String,
     ) -> wasmtime::Result<Result<ElicitResponse, RequestError>> {
+        if let Err(too_large) = self.client.check_question(message.len() + requested_schema.len()) {
+            return Ok(Err(too_large));
+        }
         if !self.client.elicitation_modes().0 {
             return Ok(Err(RequestError::Unsupported));
         }
@@ -640,6 +779,9 @@ impl client::Host for CallState {
         message: String,
         url: String,
     ) -> wasmtime::Result<Result<ElicitResponse, RequestError>> {
+        if let Err(too_large) = self.client.check_question(message.len() + url.len()) {
+            return Ok(Err(too_large));
+        }
         if !self.client.elicitation_modes().1 {
             return Ok(Err(RequestError::Unsupported));
         }
@@ -653,6 +795,9 @@ impl client::Host for CallState {
     }
 
     async fn sample(&mut self, request: String) -> wasmtime::Result<Result<String, RequestError>> {
+        if let Err(too_large) = self.client.check_question(request.len()) {
+            return Ok(Err(too_large));
+        }
         if !self.client.supports_sampling() {
             return Ok(Err(RequestError::Unsupported));
         }
@@ -674,13 +819,12 @@ impl client::Host for CallState {
         if self.client.identity.pre_approved {
             return Ok(Ok(()));
         }
+        // The question quotes the operation cut to a few hundred characters;
+        // the log line quotes the same words, escaped.
         let question = ApprovalQuestion::for_operation(&self.client.identity.tool, &operation);
+        let shown = escape_controls(&question.message).into_owned();
         let verdict = self.client.approve(question, &self.cancellation).await;
-        tracing::info!(
-            call_id = &*self.call_id,
-            approved = verdict.is_ok(),
-            "mid-call approval: {operation}"
-        );
+        tracing::info!(call_id = &*self.call_id, approved = verdict.is_ok(), "mid-call approval: {shown}");
         Ok(verdict)
     }
 }
@@ -724,5 +868,56 @@ fn mcp_level(level: LogLevel) -> LoggingLevel {
         LogLevel::Critical => LoggingLevel::Critical,
         LogLevel::Alert => LoggingLevel::Alert,
         LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::NumberOrString;
+
+    use super::*;
+
+    fn note(n: u32) -> Note {
+        Note::Progress(ProgressNotificationParam::new(
+            ProgressToken(NumberOrString::Number(n.into())),
+            f64::from(n),
+        ))
+    }
+
+    #[tokio::test]
+    async fn the_queue_is_bounded_and_never_makes_the_guest_wait() {
+        // A client that never takes a note: the first one sticks in the
+        // sender, the queue fills, and later notes are refused at once.
+        let mut notifier = Notifier::start(|_note| std::future::pending::<bool>());
+        let accepted = (0..QUEUED_NOTES as u32 + 10).filter(|&n| notifier.offer(note(n))).count();
+        assert!((QUEUED_NOTES..=QUEUED_NOTES + 1).contains(&accepted), "{accepted} notes queued");
+        notifier.abandon();
+    }
+
+    #[tokio::test]
+    async fn draining_stops_at_the_call_deadline() {
+        let mut notifier = Notifier::start(|_note| std::future::pending::<bool>());
+        for n in 0..5 {
+            assert!(notifier.offer(note(n)));
+        }
+        let started = tokio::time::Instant::now();
+        let abandoned = notifier.finish(started + Duration::from_millis(50)).await;
+        assert_eq!(abandoned, 5);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn a_drain_within_the_deadline_delivers_everything() {
+        let delivered = Arc::new(AtomicU64::new(0));
+        let count = delivered.clone();
+        let mut notifier = Notifier::start(move |_note| {
+            count.fetch_add(1, Ordering::Relaxed);
+            std::future::ready(true)
+        });
+        for n in 0..5 {
+            assert!(notifier.offer(note(n)));
+        }
+        let abandoned = notifier.finish(tokio::time::Instant::now() + Duration::from_secs(5)).await;
+        assert_eq!((abandoned, delivered.load(Ordering::Relaxed)), (0, 5));
     }
 }

@@ -22,6 +22,7 @@ use crate::client::ClientLink;
 use crate::engine::{CacheOutcome, CompileCache};
 use crate::grants::Grants;
 use crate::limits::CallLimits;
+use crate::open_guard;
 use crate::sandbox::{CallState, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES, StoreBudget, new_store};
 use crate::schema::{SCHEMA_LIMITS, Schema};
 
@@ -72,6 +73,8 @@ pub struct ToolSpec {
 pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // Its `open-at`, for regular files and directories only.
+    open_guard::add_to_linker(&mut linker)?;
     // `wasi:http/types` and `outgoing-handler` only (the rest of the proxy
     // world is already in WASI). Every request passes `outgoing_http`'s
     // --allow-host check, so linking it grants nothing by itself.
@@ -196,6 +199,7 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Resul
         max_memory: 64 << 20,
         max_handles: CallLimits::default().max_handles,
         time_limit: LIST_TOOLS_TIMEOUT,
+        max_guest_output: CallLimits::default().max_guest_output,
     };
     let mut store = new_store(
         engine,

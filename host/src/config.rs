@@ -91,6 +91,14 @@ struct ComponentTable {
     #[serde(default, deserialize_with = "bytes")]
     max_output: Option<usize>,
     max_handles: Option<usize>,
+    #[serde(default, deserialize_with = "bytes")]
+    max_log_record: Option<usize>,
+    #[serde(default, deserialize_with = "bytes")]
+    max_question: Option<usize>,
+    #[serde(default, deserialize_with = "bytes")]
+    max_notification_bytes: Option<usize>,
+    #[serde(default, deserialize_with = "bytes")]
+    max_guest_output: Option<usize>,
     #[serde(default, deserialize_with = "duration")]
     cancel_grace: Option<Duration>,
     #[serde(default, deserialize_with = "duration")]
@@ -261,6 +269,10 @@ fn component(
             cleanup_timeout: pick!(cleanup_timeout),
             max_output: pick!(max_output),
             max_handles: pick!(max_handles),
+            max_log_record: pick!(max_log_record),
+            max_question: pick!(max_question),
+            max_notification_bytes: pick!(max_notification_bytes),
+            max_guest_output: pick!(max_guest_output),
         },
         approvals: ApprovalRules { require: pick!(require_approval), waive: pick!(no_approval) },
     }
@@ -350,6 +362,8 @@ mod tests {
             env = ["A=1"]
             allow_hosts = ["example.com:443", "127.0.0.1"]
             max_memory = "64MiB"
+            max_log_record = "4KiB"
+            max_guest_output = "1MiB"
             require_approval = ["destructive", "wipe"]
             "#,
         )
@@ -358,6 +372,7 @@ mod tests {
         assert_eq!(file.defaults.timeout, Some(Duration::from_secs(5)));
         let entry = file.components[0].get_ref();
         assert_eq!(entry.max_memory, Some(64 << 20));
+        assert_eq!((entry.max_log_record, entry.max_guest_output), (Some(4 << 10), Some(1 << 20)));
         assert!(entry.dirs.as_ref().unwrap()[0].read_only);
         assert_eq!(entry.allow_hosts.as_ref().unwrap().len(), 2);
         assert_eq!(entry.require_approval.as_ref().unwrap()[1], ApprovalRule::Tool("wipe".into()));

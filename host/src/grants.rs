@@ -14,6 +14,8 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use crate::guest_output::GuestOutput;
+
 /// A host directory the user made visible to tools (`--dir HOST[::GUEST][:ro]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirGrant {
@@ -293,15 +295,17 @@ impl Grants {
         Ok(())
     }
 
-    /// A fresh WASI context holding exactly these grants.
-    pub(crate) fn wasi_ctx(&self) -> Result<WasiCtx> {
+    /// A fresh WASI context holding exactly these grants, writing the
+    /// guest's stdout and stderr to `output`.
+    pub(crate) fn wasi_ctx(&self, output: &GuestOutput) -> Result<WasiCtx> {
         let mut builder = WasiCtxBuilder::new();
         // Guest output must never reach stdout: that is the protocol stream.
+        // It goes to the host's log, capped and tagged (`guest_output`).
         // No raw sockets and no name lookups, whatever is granted: the network
         // is reachable only through wasi:http, host by host (`outgoing_http`).
         builder
-            .stdout(tokio::io::stderr())
-            .stderr(tokio::io::stderr())
+            .stdout(output.stdout())
+            .stderr(output.stderr())
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);

@@ -21,10 +21,24 @@ pub struct CallLimits {
     pub cleanup_fuel: u64,
     /// Wall-clock time for the `cleanup` export.
     pub cleanup_timeout: Duration,
-    /// Bytes a result may carry (content and structured content together).
+    /// Bytes a result may carry (content and structured content together),
+    /// or an error's message.
     pub max_output: usize,
     /// Host handles (files, streams, pollables, HTTP bodies) held at once.
     pub max_handles: usize,
+    /// Bytes of one log record's data or one progress message; longer ones
+    /// are cut (`--max-log-record`).
+    pub max_log_record: usize,
+    /// Bytes of one question to the user: an elicitation's message and
+    /// schema, a URL elicitation's message and URL, a sampling request
+    /// (`--max-question`).
+    pub max_question: usize,
+    /// Bytes of notifications (log records, progress) one call may queue
+    /// for the client (`--max-notification-bytes`).
+    pub max_notification_bytes: usize,
+    /// Bytes of stdout and stderr one call may write to the host's log
+    /// (`--max-guest-output`); the rest is discarded.
+    pub max_guest_output: usize,
 }
 
 impl Default for CallLimits {
@@ -38,6 +52,10 @@ impl Default for CallLimits {
             cleanup_timeout: Duration::from_millis(500),
             max_output: 16 << 20,
             max_handles: 4096,
+            max_log_record: 16 << 10,
+            max_question: 64 << 10,
+            max_notification_bytes: 1 << 20,
+            max_guest_output: 64 << 10,
         }
     }
 }
@@ -81,6 +99,22 @@ impl fmt::Display for LimitHit {
             ),
         }
     }
+}
+
+/// `text` cut to its first `max` bytes (at a character boundary), with a
+/// marker saying how much was cut; `text` itself when it fits.
+pub fn cut_to(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut keep = max;
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let cut = text.len() - keep;
+    text.truncate(keep);
+    text.push_str(&format!("…[cut {cut} bytes]"));
+    text
 }
 
 /// Formats a duration the way a user typed it: `250ms`, `2s`, `1.5s`.
@@ -182,6 +216,14 @@ mod tests {
         assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
         assert_eq!(parse_bytes("4096"), Ok(4096));
         assert!(parse_bytes("lots").is_err());
+    }
+
+    #[test]
+    fn cut_text_keeps_its_head_and_says_how_much_went() {
+        assert_eq!(cut_to("short".into(), 16), "short");
+        assert_eq!(cut_to("x".repeat(100), 10), format!("{}…[cut 90 bytes]", "x".repeat(10)));
+        // Never inside a character: "é" is two bytes.
+        assert_eq!(cut_to("aéé".into(), 2), "a…[cut 4 bytes]");
     }
 
     #[test]

@@ -10,7 +10,9 @@ fn main() {
     // stdout carries protocol frames only; every log line goes to stderr.
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("mcp_wasm_host=info,warn")),
+            // `tool`: what tools print and log, tagged with their call.
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("mcp_wasm_host=info,tool=info,warn")),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())

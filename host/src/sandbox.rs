@@ -5,7 +5,8 @@
 //! Deny by default: no preopened directories, no environment variables, no
 //! sockets, no name lookups, no stdin, and outgoing HTTP (`wasi:http`) only to
 //! the hosts the user granted (see [`crate::outgoing_http`]). A guest's stdout
-//! and stderr go to the host's stderr, never to the protocol stream on stdout.
+//! and stderr go to the host's log, capped and tagged with the call
+//! ([`crate::guest_output`]), never to the protocol stream on stdout.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +20,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::cancellation::CallCancellation;
 use crate::client::ClientLink;
 use crate::grants::Grants;
+use crate::guest_output::GuestOutput;
 use crate::outgoing_http::OutgoingHttp;
 
 /// The data of one call's `Store`.
@@ -145,6 +147,8 @@ pub struct StoreBudget {
     /// How long the store's call may run. The caller enforces it; the store
     /// uses it to bound the timeouts of outgoing requests.
     pub time_limit: Duration,
+    /// Bytes of stdout and stderr the store's guest may have logged.
+    pub max_guest_output: usize,
 }
 
 /// Builds the store for one call (or one cleanup, or one `list-tools`).
@@ -158,7 +162,7 @@ pub fn new_store(
 ) -> Result<Store<CallState>> {
     let deadline = Instant::now() + budget.time_limit;
     let state = CallState {
-        wasi: grants.wasi_ctx()?,
+        wasi: grants.wasi_ctx(&GuestOutput::new(call_id.clone(), budget.max_guest_output))?,
         http: WasiHttpCtx::new(),
         outgoing: OutgoingHttp::new(grants.hosts.clone(), call_id.clone(), deadline),
         table: {
@@ -236,6 +240,7 @@ mod tests {
             max_memory: 64 << 20,
             max_handles: 16,
             time_limit: Duration::from_secs(5),
+            max_guest_output: 1 << 10,
         };
         let stats = Arc::new(crate::stats::Stats::default());
         let mut store = new_store(

@@ -1,9 +1,12 @@
 //! Hostile guests: each misbehaviour gets a clear error, the host survives,
 //! a call running at the same time is unaffected and the next call is served.
 
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolResult, ClientCapabilities};
 use serde_json::{Value, json};
 
-use crate::harness::{Host, Start, TestServer, guest, no_args, text_of};
+use crate::harness::{Host, PATIENCE, Start, TestClient, TestServer, guest, no_args, rss_kib, text_of};
 
 /// The hostile component beside the demo (for well-behaved neighbour calls).
 fn hostile(extra: &[&str]) -> Start {
@@ -15,6 +18,14 @@ fn hostile(extra: &[&str]) -> Start {
 /// Runs `tool` while a well-behaved call runs beside it; returns the hostile
 /// call's error text after checking the neighbour and the next call are fine.
 async fn survive(host: &Host, tool: &str, args: Value) -> String {
+    let hostile = beside_a_neighbour(host, tool, args).await;
+    assert_eq!(hostile.is_error, Some(true), "{hostile:?}");
+    text_of(&hostile)
+}
+
+/// Runs `tool` while a well-behaved call runs beside it; returns the hostile
+/// call's result after checking the neighbour and the next call are fine.
+async fn beside_a_neighbour(host: &Host, tool: &str, args: Value) -> CallToolResult {
     let neighbour = host.client.peer().call_tool({
         let mut p = rmcp::model::CallToolRequestParams::new("countdown");
         p.arguments = json!({ "steps": 5, "step_ms": 10 }).as_object().cloned();
@@ -25,8 +36,56 @@ async fn survive(host: &Host, tool: &str, args: Value) -> String {
     assert_eq!(text_of(&neighbour.unwrap()), "counted down from 5", "the neighbour call is unaffected");
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
     assert_eq!(text_of(&next), "next", "the next call is served");
-    assert_eq!(hostile.is_error, Some(true), "{hostile:?}");
-    text_of(&hostile)
+    hostile
+}
+
+/// The host's resident memory, sampled every few milliseconds while a
+/// test runs something, to see how far a bomb pushed it.
+struct RssWatch {
+    before_kib: u64,
+    peak: tokio::task::JoinHandle<u64>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl RssWatch {
+    fn start(host: &Host) -> Self {
+        let pid = host.child.id().expect("the host is running");
+        let before_kib = rss_kib(pid);
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
+        let peak = tokio::spawn(async move {
+            let mut peak = before_kib;
+            while !stopped.is_cancelled() {
+                peak = peak.max(rss_kib(pid));
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            peak
+        });
+        RssWatch { before_kib, peak, stop }
+    }
+
+    /// How far above its starting point the host's RSS went, in MiB.
+    async fn growth_mib(self) -> u64 {
+        self.stop.cancel();
+        let peak = self.peak.await.unwrap();
+        let growth = peak.saturating_sub(self.before_kib) / 1024;
+        eprintln!(
+            "rss: {} MiB before, {} MiB at the peak (+{growth} MiB)",
+            self.before_kib / 1024,
+            peak / 1024
+        );
+        growth
+    }
+}
+
+/// The `Threads:` count of process `pid`, from /proc.
+fn threads_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|rest| rest.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 #[tokio::test]
@@ -229,4 +288,164 @@ async fn cancelling_a_call_drops_its_outgoing_request() {
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
     assert_eq!(text_of(&next), "next");
     assert_eq!(host.wait_until_idle().await["live_stores"], 0);
+}
+
+#[tokio::test]
+async fn a_log_bomb_is_cut_to_size_and_bounded_in_bytes_time_and_memory() {
+    let host = Host::start(hostile(&["--max-output", "1MiB", "--timeout", "10s"])).await;
+    host.call("echo", json!({ "text": "warm" })).await.unwrap();
+    let rss = RssWatch::start(&host);
+    let started = Instant::now();
+    let result = beside_a_neighbour(&host, "log_bomb", json!({ "mib": 16 })).await;
+    let elapsed = started.elapsed();
+    let growth = rss.growth_mib().await;
+    let logs: Vec<String> = host
+        .test_client
+        .events
+        .all()
+        .into_iter()
+        .filter(|e| e.starts_with("log info") && e.contains("xxxx"))
+        .collect();
+    let sent: usize = logs.iter().map(String::len).sum();
+    eprintln!("log_bomb: {} records, {sent} bytes reached the client in {elapsed:?}", logs.len());
+    assert_eq!(text_of(&result), "logged 50 records of 16 MiB", "{result:?}");
+
+    // Each record reached the client cut to --max-log-record (16 KiB by
+    // default), marked, and all of them within --max-notification-bytes.
+    assert!(!logs.is_empty(), "some records reach the client");
+    for log in &logs {
+        assert!(log.len() < (16 << 10) + 100, "a record of {} bytes reached the client", log.len());
+        let end = log.len().saturating_sub(40);
+        assert!(log.contains("[cut 16760834 bytes]"), "the cut is marked: {}", log.get(end..).unwrap_or(log));
+    }
+    assert!(sent <= 1 << 20, "{sent} bytes of records reached the client (--max-notification-bytes 1MiB)");
+    let ended = host.call_ended("log_bomb").await;
+    assert!(!ended.contains("dropped_notes=0"), "notes past the budget are dropped and counted: {ended}");
+    assert!(elapsed < Duration::from_secs(10), "the call took {elapsed:?}, past its --timeout of 10s");
+    assert!(growth < 100, "the host's RSS grew by {growth} MiB");
+}
+
+#[tokio::test]
+async fn an_error_result_counts_against_the_output_cap() {
+    let host = Host::start(hostile(&["--max-output", "1MiB"])).await;
+    host.call("echo", json!({ "text": "warm" })).await.unwrap();
+    let rss = RssWatch::start(&host);
+    let message = survive(&host, "error_bomb", json!({ "mib": 64 })).await;
+    let growth = rss.growth_mib().await;
+    assert!(
+        message.contains("64 MiB is larger than its output limit of 1 MiB (--max-output)"),
+        "{}",
+        &message[..200]
+    );
+    // The guest's own 64 MiB and the host's one copy of it, lifted out of the
+    // guest, are unavoidable; nothing more.
+    assert!(growth < 2 * 64 + 40, "the host's RSS grew by {growth} MiB");
+    let biggest = host.wire.all().iter().map(String::len).max().unwrap_or(0);
+    assert!(biggest < 1 << 20, "a frame of {biggest} bytes went over the wire");
+}
+
+#[tokio::test]
+async fn guest_stdout_is_capped_tagged_and_cannot_pose_as_a_host_log_line() {
+    let host = Host::start(hostile(&[])).await;
+    let rss = RssWatch::start(&host);
+    let result = beside_a_neighbour(&host, "stdout_bomb", json!({ "mib": 8 })).await;
+    let growth = rss.growth_mib().await;
+    // The guest's writes all succeeded: past the cap they are discarded.
+    assert_eq!(text_of(&result), "printed 8 MiB", "{result:?}");
+    let dropped = host
+        .stderr
+        .wait_for("the line saying how much output was dropped", |l| l.contains("--max-guest-output"))
+        .await;
+    assert!(dropped.contains("call_id=") && dropped.contains("64 KiB"), "{dropped}");
+    let lines = host.stderr.all();
+    let guest_lines: Vec<&String> = lines.iter().filter(|l| l.contains("stream=")).collect();
+    let guest_bytes: usize = guest_lines.iter().map(|l| l.len()).sum();
+    // Each line carries its tags; 64 KiB of output plus ~100 bytes of tags per line.
+    assert!(guest_bytes < 200 << 10, "{guest_bytes} bytes of guest output reached the host's stderr");
+    for line in &lines {
+        assert!(!line.contains(['\x1b', '\r', '\u{9b}']), "a raw control character reached stderr: {line:?}");
+        if line.contains("FORGED") || line.contains("hostile line") {
+            assert!(
+                line.contains(" tool: ") && line.contains("call_id="),
+                "an untagged guest line: {line:?}"
+            );
+        }
+    }
+    let escaped = r"hostile line 2\u{1b}[1A\u{1b}[2KFORGED cursor\rFORGED return\u{9b}2J";
+    assert!(lines.iter().any(|l| l.contains(escaped)), "the control characters are escaped");
+    host.assert_clean_stdout();
+    assert!(growth < 50, "the host's RSS grew by {growth} MiB");
+}
+
+#[tokio::test]
+async fn an_oversized_question_fails_before_it_reaches_the_client() {
+    let capabilities: ClientCapabilities =
+        serde_json::from_value(json!({ "elicitation": { "form": {}, "url": {} }, "sampling": {} })).unwrap();
+    let host = Host::start(hostile(&[]).client(TestClient::declaring(capabilities))).await;
+    for kind in ["message", "schema", "url", "sample"] {
+        let rss = RssWatch::start(&host);
+        let result = beside_a_neighbour(&host, "question_bomb", json!({ "kind": kind })).await;
+        let growth = rss.growth_mib().await;
+        let answer = text_of(&result);
+        assert!(answer.contains("Failed(") && answer.contains("(--max-question)"), "{kind}: {answer}");
+        assert!(growth < 50, "{kind}: the host's RSS grew by {growth} MiB");
+    }
+    let asked: Vec<String> = host
+        .test_client
+        .events
+        .all()
+        .into_iter()
+        .filter(|e| e.starts_with("elicit") || e.starts_with("sample"))
+        .map(|e| e.chars().take(80).collect())
+        .collect();
+    assert!(asked.is_empty(), "questions reached the client: {asked:?}");
+    assert_eq!(host.wait_until_idle().await["open_client_requests"], 0);
+}
+
+#[tokio::test]
+async fn opening_a_fifo_in_a_grant_is_refused_and_leaves_no_thread_behind() {
+    let granted = tempfile::tempdir().unwrap();
+    std::fs::write(granted.path().join("ok.txt"), "fine").unwrap();
+    // Two FIFOs: opens for reading and for writing would meet in one and
+    // unblock each other.
+    for name in ["readers", "writers"] {
+        let status = std::process::Command::new("mkfifo")
+            .arg(granted.path().join(name))
+            .status()
+            .expect("running mkfifo");
+        assert!(status.success(), "mkfifo failed");
+    }
+    let grant = format!("{}::/data", granted.path().display());
+    let host = Host::start(hostile(&["--dir", &grant, "--timeout", "1s"])).await;
+    let pid = host.child.id().unwrap();
+    // A regular file opens as before (and warms the runtime's blocking pool).
+    let read = host.call("read_file", json!({ "path": "/data/ok.txt" })).await.unwrap();
+    assert_eq!(text_of(&read), "read 4 bytes");
+    let baseline = threads_of(pid);
+    let mut answers = Vec::new();
+    for write in [false, false, true, true] {
+        let started = Instant::now();
+        let path = if write { "/data/writers" } else { "/data/readers" };
+        let result = host.call("open_fifo", json!({ "path": path, "write": write })).await.unwrap();
+        answers.push((write, text_of(&result), started.elapsed()));
+    }
+    // Every call has ended; no thread may be left blocked in the open.
+    let wait = async {
+        loop {
+            if threads_of(pid) <= baseline {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    let settled = tokio::time::timeout(PATIENCE, wait).await.is_ok();
+    eprintln!("threads: {baseline} before the calls, {} after", threads_of(pid));
+    for (write, answer, elapsed) in answers {
+        assert!(answer.starts_with("refused: "), "write={write}: {answer}");
+        assert!(elapsed < Duration::from_secs(1), "write={write}: took {elapsed:?}");
+    }
+    assert!(settled, "the host has {} threads, {baseline} before the calls", threads_of(pid));
+    host.stderr.wait_for("the refusal in the host's log", |l| l.contains("not a regular file")).await;
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert_eq!(text_of(&next), "next");
 }
