@@ -15,7 +15,8 @@
 //!   elicitation, sampling), withdrawn when its call stops;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
 //! - [`grants`]: what the user granted (directories, environment, hosts);
-//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
+//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts, at
+//!   addresses the host resolved and checked;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
 //! - [`component`]: loading and checking a component, its tools and schemas;
