@@ -99,6 +99,16 @@ pub struct ServeArgs {
     #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
     pub allow_hosts: Vec<HostGrant>,
 
+    /// Let a host granted by name (--allow-host api.example.com) resolve to
+    /// loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, where
+    /// cloud metadata services answer), shared-NAT, multicast or unspecified
+    /// addresses. Default: such requests fail with `http-request-denied`,
+    /// since whoever controls the name's DNS would choose where they go. A
+    /// grant of the IP address itself (--allow-host 127.0.0.1:8080) needs
+    /// no opt-in.
+    #[arg(long)]
+    pub allow_private_addresses: bool,
+
     /// Fuel per call (about one unit per wasm instruction); 0 = unmetered.
     /// A call that runs out gets an isError result.
     #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]

@@ -16,6 +16,7 @@
 //! dirs = ["/srv/data::/data:ro"]
 //! env = ["LANG=C"]
 //! allow_hosts = ["api.example.com:443"]   # outgoing HTTP, as --allow-host
+//! allow_private_addresses = false         # as --allow-private-addresses
 //! require_approval = ["destructive"]
 //!
 //! [[component]]
@@ -83,6 +84,7 @@ struct ComponentTable {
     env: Option<Vec<EnvGrant>>,
     #[serde(default, deserialize_with = "parsed_list")]
     allow_hosts: Option<Vec<HostGrant>>,
+    allow_private_addresses: Option<bool>,
     fuel: Option<u64>,
     #[serde(default, deserialize_with = "duration")]
     timeout: Option<Duration>,
@@ -259,7 +261,11 @@ fn component(
     ComponentSettings {
         path,
         origin,
-        grants: Grants::new(dirs, env, HostGrants::new(pick!(allow_hosts))),
+        grants: Grants::new(
+            dirs,
+            env,
+            HostGrants::new(pick!(allow_hosts)).with_private_addresses(pick!(allow_private_addresses)),
+        ),
         limits: CallLimits {
             fuel: (fuel > 0).then_some(fuel),
             timeout: pick!(timeout),
@@ -361,6 +367,7 @@ mod tests {
             dirs = ["/tmp::/work:ro"]
             env = ["A=1"]
             allow_hosts = ["example.com:443", "127.0.0.1"]
+            allow_private_addresses = true
             max_memory = "64MiB"
             max_log_record = "4KiB"
             max_guest_output = "1MiB"
@@ -375,6 +382,7 @@ mod tests {
         assert_eq!((entry.max_log_record, entry.max_guest_output), (Some(4 << 10), Some(1 << 20)));
         assert!(entry.dirs.as_ref().unwrap()[0].read_only);
         assert_eq!(entry.allow_hosts.as_ref().unwrap().len(), 2);
+        assert_eq!(entry.allow_private_addresses, Some(true));
         assert_eq!(entry.require_approval.as_ref().unwrap()[1], ApprovalRule::Tool("wipe".into()));
     }
 

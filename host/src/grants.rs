@@ -258,14 +258,33 @@ pub struct Grants {
     pub hosts: HostGrants,
 }
 
-/// Every `--allow-host` grant. Cheap to clone: each call's store holds them.
+/// Every `--allow-host` grant, and whether a grant by name may reach
+/// private addresses. Cheap to clone: each call's store holds them.
 #[derive(Clone, Debug, Default)]
-pub struct HostGrants(Arc<[HostGrant]>);
+pub struct HostGrants {
+    grants: Arc<[HostGrant]>,
+    /// `--allow-private-addresses`: a name may resolve to loopback, private,
+    /// link-local and the like (see `outgoing_http`); off by default.
+    allow_private_addresses: bool,
+}
 
 impl HostGrants {
-    /// The hosts in `grants`.
+    /// The hosts in `grants`, reached only at public addresses when granted
+    /// by name.
     pub fn new(grants: Vec<HostGrant>) -> Self {
-        HostGrants(grants.into())
+        HostGrants { grants: grants.into(), allow_private_addresses: false }
+    }
+
+    /// The same grants; with `allow`, a name may also resolve to private,
+    /// loopback and link-local addresses.
+    pub fn with_private_addresses(mut self, allow: bool) -> Self {
+        self.allow_private_addresses = allow;
+        self
+    }
+
+    /// Whether a grant by name may reach private addresses.
+    pub fn allow_private_addresses(&self) -> bool {
+        self.allow_private_addresses
     }
 
     /// Whether an outgoing request to `host` on `port` is granted. `host` is
@@ -273,12 +292,21 @@ impl HostGrants {
     /// a bracketed IPv6 address); names compare case-insensitively.
     pub fn allows(&self, host: &str, port: u16) -> bool {
         let Some(host) = HostName::parse(host) else { return false };
-        self.0.iter().any(|grant| grant.host == host && grant.port.is_none_or(|p| p == port))
+        self.grants.iter().any(|grant| grant.host == host && grant.port.is_none_or(|p| p == port))
     }
 
     /// The grants, for logs.
     pub fn iter(&self) -> impl Iterator<Item = &HostGrant> {
-        self.0.iter()
+        self.grants.iter()
+    }
+}
+
+/// The address `host` (as in a URI authority) is, if it is an IP literal:
+/// `127.0.0.1` or a bracketed IPv6 address. `None` for a name.
+pub fn ip_literal(host: &str) -> Option<IpAddr> {
+    match HostName::parse(host)? {
+        HostName::Ip(ip) => Some(ip),
+        HostName::Name(_) => None,
     }
 }
 
@@ -478,6 +506,14 @@ mod tests {
         assert!(!grants.allows("[::1]", 80));
         assert!(grants.allows("[2001:db8::1]", 1));
         assert!(!grants.allows("::1", 8080), "a request authority always brackets IPv6");
+    }
+
+    #[test]
+    fn ip_literals_are_told_from_names() {
+        assert_eq!(ip_literal("127.0.0.1"), Some(Ipv4Addr::LOCALHOST.into()));
+        assert_eq!(ip_literal("[::1]"), Some(Ipv6Addr::LOCALHOST.into()));
+        assert_eq!(ip_literal("localhost"), None);
+        assert_eq!(ip_literal("::1"), None, "a URI authority brackets IPv6");
     }
 
     #[test]

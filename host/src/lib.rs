@@ -17,7 +17,8 @@
 //! - [`grants`]: what the user granted (directories, environment, hosts);
 //! - [`open_guard`]: only regular files and directories open in a grant;
 //! - [`guest_output`]: a call's stdout and stderr, capped, into the host's log;
-//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts;
+//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts, at
+//!   addresses the host resolved and checked;
 //! - [`priority`]: guest code runs below the protocol threads;
 //! - [`config`]: `--config tools.toml` merged with the command line;
 //! - [`component`]: loading and checking a component and its tools;

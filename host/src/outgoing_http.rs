@@ -8,20 +8,32 @@
 //! for the user reading the host's stderr. Raw sockets are not granted at all
 //! (see [`crate::sandbox`]).
 //!
+//! A granted name is resolved here, and the request goes to an address that
+//! was checked, never to a second lookup's answer: loopback, private,
+//! link-local and the other addresses of [`addresses`] are refused (also
+//! `http-request-denied`) unless the user granted that IP literal or passed
+//! `--allow-private-addresses` (see [`send`]).
+//!
 //! Allowed requests get timeouts bounded by what is left of the call, so a
 //! silent server gives the tool an error it can report instead of the call
 //! running into its own deadline. A stopped call needs nothing from here:
 //! a request's task and its connection are owned by resources in the call's
 //! store, and dropping the store aborts and closes them.
 
+mod addresses;
+mod send;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use http::uri::Scheme;
 use http_body_util::BodyExt;
 use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
-use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks, default_send_request};
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::grants::HostGrants;
+use crate::grants::{HostGrants, ip_literal};
 
 /// The longest a connection (TCP and TLS) may take to open, whatever the
 /// guest asks: a host that does not answer by then is not going to.
@@ -43,17 +55,36 @@ type Sent = wasmtime_wasi_http::Result<(
 /// name in the log.
 pub struct OutgoingHttp {
     hosts: HostGrants,
-    call_id: std::sync::Arc<str>,
     /// When the call's time is up; outgoing timeouts end there at the latest.
     deadline: Instant,
-    /// Failed requests so far, for [`LOGGED_FAILURES`].
-    failures: u32,
+    log: FailureLog,
+}
+
+/// Where one call's failed requests are logged, within [`LOGGED_FAILURES`];
+/// shared with the requests' own tasks, which may fail after a lookup.
+#[derive(Clone)]
+struct FailureLog {
+    call_id: Arc<str>,
+    /// Failed requests so far.
+    failures: Arc<AtomicU32>,
+}
+
+impl FailureLog {
+    /// Logs why a request failed: at `warn` for the first few of the call.
+    fn log(&self, why: std::fmt::Arguments<'_>) {
+        let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        if failures <= LOGGED_FAILURES {
+            tracing::warn!(call_id = &*self.call_id, "outgoing HTTP request {why}");
+        } else {
+            tracing::debug!(call_id = &*self.call_id, "outgoing HTTP request {why}");
+        }
+    }
 }
 
 impl OutgoingHttp {
     /// The policy for call `call_id`, which must end by `deadline`.
-    pub fn new(hosts: HostGrants, call_id: std::sync::Arc<str>, deadline: Instant) -> Self {
-        Self { hosts, call_id, deadline, failures: 0 }
+    pub fn new(hosts: HostGrants, call_id: Arc<str>, deadline: Instant) -> Self {
+        Self { hosts, deadline, log: FailureLog { call_id, failures: Arc::default() } }
     }
 
     /// The guest's timeouts (or none), each cut to what is left of the call.
@@ -70,12 +101,45 @@ impl OutgoingHttp {
 
     /// Logs why a request failed: at `warn` for the first few of the call.
     fn log_failure(&mut self, why: std::fmt::Arguments<'_>) {
-        self.failures += 1;
-        if self.failures <= LOGGED_FAILURES {
-            tracing::warn!(call_id = &*self.call_id, "outgoing HTTP request {why}");
-        } else {
-            tracing::debug!(call_id = &*self.call_id, "outgoing HTTP request {why}");
-        }
+        self.log.log(why);
+    }
+}
+
+/// Why a granted request has nowhere it may connect to.
+enum Unreachable {
+    /// The name did not resolve.
+    Lookup(std::io::Error),
+    /// It resolved only to addresses a name grant does not reach.
+    Restricted(IpAddr, addresses::Restricted),
+}
+
+/// The addresses a request to `host` (as in its URI authority) on `port`
+/// may connect to. An IP literal is its own address: it passed the grant
+/// check only through a grant of that very address. A name is resolved, and
+/// its restricted addresses are dropped unless `allow_private`.
+async fn destinations(host: &str, port: u16, allow_private: bool) -> Result<Vec<SocketAddr>, Unreachable> {
+    if let Some(ip) = ip_literal(host) {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let resolved: Vec<SocketAddr> =
+        tokio::net::lookup_host((host, port)).await.map_err(Unreachable::Lookup)?.collect();
+    if allow_private {
+        return Ok(resolved);
+    }
+    let mut refused = None;
+    let allowed: Vec<SocketAddr> = resolved
+        .into_iter()
+        .filter(|addr| match addresses::restriction(addr.ip()) {
+            Some(class) => {
+                refused.get_or_insert((addr.ip(), class));
+                false
+            }
+            None => true,
+        })
+        .collect();
+    match refused {
+        Some((ip, class)) if allowed.is_empty() => Err(Unreachable::Restricted(ip, class)),
+        _ => Ok(allowed),
     }
 }
 
@@ -103,20 +167,44 @@ impl WasiHttpHooks for OutgoingHttp {
         _response_errors: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn Future<Output = Sent> + Send> {
         let authority = request.uri().authority().map_or("", |a| a.as_str()).to_string();
-        let refusal = match target(request.uri()) {
-            Ok((host, port)) if self.hosts.allows(host, port) => None,
-            Ok(_) => Some("is not granted (allow it with --allow-host HOST[:PORT])"),
-            Err(why) => Some(why),
+        let (host, port) = match target(request.uri()) {
+            Ok((host, port)) if self.hosts.allows(host, port) => (host.to_string(), port),
+            refused => {
+                let why = refused.err().unwrap_or("is not granted (allow it with --allow-host HOST[:PORT])");
+                self.log_failure(format_args!("refused: {authority} {why}"));
+                return Box::new(async { Err(Error::HttpRequestDenied) });
+            }
         };
-        if let Some(why) = refusal {
-            self.log_failure(format_args!("refused: {authority} {why}"));
-            return Box::new(async { Err(Error::HttpRequestDenied) });
-        }
         // The authority only: paths and queries may carry secrets.
-        tracing::debug!(call_id = &*self.call_id, host = authority, "outgoing HTTP request");
+        tracing::debug!(call_id = &*self.log.call_id, host = authority, "outgoing HTTP request");
         let options = self.bounded(options);
+        let allow_private = self.hosts.allow_private_addresses();
+        let log = self.log.clone();
         Box::new(async move {
-            let (response, connection) = default_send_request(request, Some(options)).await?;
+            // The lookup and the TCP connect share the connect timeout, as in
+            // wasmtime-wasi-http; so does the TLS and HTTP handshake after.
+            let connect_timeout = options.connect_timeout.unwrap_or(MAX_CONNECT);
+            let connect_deadline = tokio::time::Instant::now() + connect_timeout;
+            let addrs = match tokio::time::timeout_at(
+                connect_deadline,
+                destinations(&host, port, allow_private),
+            )
+            .await
+            {
+                Err(_) => return Err(Error::ConnectionTimeout),
+                Ok(Ok(addrs)) => addrs,
+                Ok(Err(Unreachable::Lookup(err))) => return Err(Error::Connect(err)),
+                Ok(Err(Unreachable::Restricted(ip, class))) => {
+                    log.log(format_args!(
+                        "refused: {authority} resolves to {ip} ({class}), which a grant by name does not \
+                         reach (grant that address itself, e.g. --allow-host {}, or pass --allow-private-addresses)",
+                        SocketAddr::new(ip, port)
+                    ));
+                    return Err(Error::HttpRequestDenied);
+                }
+            };
+            let stream = send::connect(&addrs, connect_deadline).await?;
+            let (response, connection) = send::send(request, stream, connect_deadline, options).await?;
             let connection: Box<dyn Future<Output = _> + Send> = Box::new(connection);
             Ok((response.map(BodyExt::boxed_unsync), connection))
         })
@@ -193,6 +281,39 @@ mod tests {
             let sent = std::pin::Pin::from(policy.send_request(request, None, Box::new(async { Ok(()) })));
             assert!(matches!(sent.await, Err(Error::HttpRequestDenied)), "{uri}");
         }
-        assert_eq!(policy.failures, 4);
+        assert_eq!(policy.log.failures.load(Ordering::Relaxed), 4);
+    }
+
+    #[tokio::test]
+    async fn a_granted_name_that_resolves_to_loopback_is_denied_without_connecting() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut policy = policy(&["localhost"], Duration::from_secs(60));
+        let request = http::Request::get(format!("http://localhost:{port}/"))
+            .body(http_body_util::Empty::new().map_err(|never| match never {}).boxed_unsync())
+            .unwrap();
+        let sent = std::pin::Pin::from(policy.send_request(request, None, Box::new(async { Ok(()) })));
+        assert!(matches!(sent.await, Err(Error::HttpRequestDenied)));
+        assert_eq!(policy.log.failures.load(Ordering::Relaxed), 1);
+        let accepted = listener.accept();
+        assert!(
+            matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock),
+            "a connection reached the listener: {accepted:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_ip_literal_is_its_own_destination_and_a_name_may_opt_in() {
+        let literal = destinations("127.0.0.1", 8080, false).await.ok().unwrap();
+        assert_eq!(literal, vec!["127.0.0.1:8080".parse().unwrap()]);
+        let literal = destinations("[::1]", 8080, false).await.ok().unwrap();
+        assert_eq!(literal, vec!["[::1]:8080".parse().unwrap()]);
+        assert!(matches!(
+            destinations("localhost", 8080, false).await,
+            Err(Unreachable::Restricted(_, addresses::Restricted::Loopback))
+        ));
+        let opted_in = destinations("localhost", 8080, true).await.ok().unwrap();
+        assert!(opted_in.iter().all(|addr| addr.ip().is_loopback() && addr.port() == 8080), "{opted_in:?}");
     }
 }

@@ -449,3 +449,94 @@ async fn opening_a_fifo_in_a_grant_is_refused_and_leaves_no_thread_behind() {
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
     assert_eq!(text_of(&next), "next");
 }
+
+// ---- A grant by name reaches only public addresses (finding 5) ----
+//
+// On main, `--allow-host localhost:PORT` passed the name check and
+// wasmtime-wasi-http resolved `localhost` again and connected to
+// 127.0.0.1: the first test below got "status 200" and the server saw a
+// connection.
+
+#[tokio::test]
+async fn a_name_grant_does_not_reach_a_loopback_address_it_resolves_to() {
+    let server = TestServer::answering("must not be served").await;
+    let grant = format!("localhost:{}", server.port);
+    let host = Host::start(hostile(&["--allow-host", &grant])).await;
+    let url = format!("http://localhost:{}/metadata", server.port);
+    let message = survive(&host, "fetch", json!({ "url": url })).await;
+    assert!(message.contains("HttpRequestDenied"), "{message}");
+    let refusal = host
+        .stderr
+        .wait_for("the refusal in the host's log", |l| {
+            l.contains("refused: localhost:") && l.contains("(loopback)")
+        })
+        .await;
+    assert!(refusal.contains("--allow-private-addresses"), "the log names the opt-in: {refusal}");
+    // Every call has ended: a connection would have been made by now.
+    assert_eq!(server.events.all(), Vec::<String>::new(), "a refused request reached the server");
+}
+
+#[tokio::test]
+async fn allow_private_addresses_lets_a_name_grant_reach_loopback() {
+    let server = TestServer::answering("hello by name").await;
+    let grant = format!("localhost:{}", server.port);
+    let host = Host::start(hostile(&["--allow-host", &grant, "--allow-private-addresses"])).await;
+    let url = format!("http://localhost:{}/greeting", server.port);
+    let fetched = host.call("fetch", json!({ "url": url })).await.unwrap();
+    assert_eq!(text_of(&fetched), "status 200: hello by name", "{fetched:?}");
+    server.events.wait_for("the request at the server", |e| e == "request 1: GET /greeting HTTP/1.1").await;
+}
+
+#[tokio::test]
+async fn allow_private_addresses_in_the_config_file_counts_per_component() {
+    let server = TestServer::answering("hello from the config").await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.toml");
+    let toml = format!(
+        "[[component]]\npath = {:?}\nallow_hosts = [\"localhost:{}\"]\nallow_private_addresses = true\n",
+        guest("hostile").display().to_string(),
+        server.port
+    );
+    std::fs::write(&config, toml).unwrap();
+    let mut start = Start::new("demo", &[]);
+    start.args.extend(["--config".to_string(), config.display().to_string()]);
+    let host = Host::start(start).await;
+    let url = format!("http://localhost:{}/", server.port);
+    let fetched = host.call("fetch", json!({ "url": url })).await.unwrap();
+    assert_eq!(text_of(&fetched), "status 200: hello from the config", "{fetched:?}");
+}
+
+#[tokio::test]
+async fn a_literal_ip_grant_reaches_that_address_without_opting_in() {
+    let server = TestServer::answering("hello by address").await;
+    let grant = format!("127.0.0.1:{}", server.port);
+    let host = Host::start(hostile(&["--allow-host", &grant])).await;
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let neighbour = host.call("echo", json!({ "text": "beside" }));
+    let (fetched, neighbour) = tokio::join!(host.call("fetch", json!({ "url": url })), neighbour);
+    assert_eq!(text_of(&fetched.unwrap()), "status 200: hello by address");
+    assert_eq!(text_of(&neighbour.unwrap()), "beside");
+}
+
+#[tokio::test]
+async fn https_to_a_name_goes_to_the_checked_address_and_names_the_host_for_tls() {
+    // A raw listener: it records what the client sends first (a TLS
+    // ClientHello) and closes; the handshake fails, which is fine here.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hello = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = tokio::io::AsyncReadExt::read(&mut socket, &mut buf).await.unwrap();
+        buf.truncate(n);
+        buf
+    });
+    let grant = format!("localhost:{port}");
+    let host = Host::start(hostile(&["--allow-host", &grant, "--allow-private-addresses"])).await;
+    let url = format!("https://localhost:{port}/");
+    let failed = host.call("fetch", json!({ "url": url })).await.unwrap();
+    assert_eq!(failed.is_error, Some(true), "{failed:?}");
+    let hello = tokio::time::timeout(crate::harness::PATIENCE, hello).await.unwrap().unwrap();
+    assert_eq!(hello.first(), Some(&0x16), "a TLS handshake record");
+    assert!(hello.windows(9).any(|w| w == b"localhost"), "SNI names the URI's host");
+}
