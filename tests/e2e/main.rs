@@ -10,6 +10,7 @@ mod client_requests;
 mod config;
 mod fuzz;
 mod hostile;
+mod http_limits;
 mod lifecycle;
 mod limits;
 mod storm;
