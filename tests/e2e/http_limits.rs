@@ -1,5 +1,7 @@
-//! Streamable HTTP against careless or hostile network peers: a task is
-//! visible only to the session that created it.
+//! Streamable HTTP against careless or hostile network peers: sessions are
+//! capped (the least recently used idle one makes room), slow clients are
+//! cut off, connections are capped, and a task is visible only to the
+//! session that created it.
 //!
 //! These speak raw HTTP/1.1 (hyper's client, one connection per request
 //! unless a test needs otherwise) and JSON-RPC, so each test controls
@@ -8,24 +10,23 @@
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
-use crate::harness::{Lines, PATIENCE, guest, host_binary};
+use crate::harness::{Lines, PATIENCE, guest, host_binary, rss_kib};
 
 /// The protocol version the raw client speaks (sessions, tasks extension).
 const VERSION: &str = "2025-11-25";
 
 /// A host serving the demo component over `--http 127.0.0.1:0`.
 struct HttpHost {
-    /// Killed when dropped.
-    #[allow(dead_code)]
     child: Child,
     addr: SocketAddr,
     stderr: Arc<Lines>,
@@ -79,6 +80,10 @@ impl HttpHost {
         let line = stderr.wait_for("the host to announce its address", |l| l.contains(SERVING)).await;
         let addr = line.split(SERVING).nth(1).unwrap().trim_end_matches("/mcp").parse().unwrap();
         HttpHost { child, addr, stderr }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id().expect("the host is running")
     }
 
     /// Sends `message` on a new connection, in `session` if given; returns
@@ -164,6 +169,164 @@ impl HttpHost {
         self.post(Some(session), json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
             .await
     }
+}
+
+// ---- Sessions ----
+
+#[tokio::test]
+async fn sessions_are_capped_and_the_least_recently_used_idle_one_makes_room() {
+    // On main there was no cap: all 2 000 sessions stayed (rmcp's 5-minute
+    // keep-alive), the host's RSS grew by about 100 MiB, and the first
+    // session still answered.
+    let host = HttpHost::start(&["--max-sessions", "4"]).await;
+    let first = host.open_session(json!({})).await;
+    let listed = host.request(&first, 1, "tools/list", json!({})).await;
+    assert!(listed.answer(1)["result"]["tools"][0].is_object(), "{listed:?}");
+    for _ in 0..100 {
+        assert_eq!(host.initialize(json!({})).await.status, 200);
+    }
+    let warm = rss_kib(host.pid());
+    for _ in 0..2_000 {
+        assert_eq!(host.initialize(json!({})).await.status, 200);
+    }
+    let grown = rss_kib(host.pid()).saturating_sub(warm);
+    eprintln!("RSS grew by {grown} KiB over 2 000 sessions (from {warm} KiB)");
+    assert!(grown < 24 * 1024, "2 000 sessions grew the host by {grown} KiB");
+    // The first session, idle the longest, was closed to make room.
+    let stale = host.request(&first, 2, "tools/list", json!({})).await;
+    assert_eq!(stale.status, 404, "{stale:?}");
+    let newest = host.open_session(json!({})).await;
+    let listed = host.request(&newest, 3, "tools/list", json!({})).await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(listed.answer(3)["result"]["tools"].is_array(), "{listed:?}");
+}
+
+#[tokio::test]
+async fn when_every_session_is_busy_a_new_one_gets_503() {
+    // On main there was no cap: the third session was created (200).
+    let host = HttpHost::start(&["--max-sessions", "2"]).await;
+    let mut held = Vec::new();
+    for id in 1..=2 {
+        let session = host.open_session(json!({})).await;
+        let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": { "name": "wait_for_cancel", "arguments": {} } });
+        // The response head is in; its stream stays open while the call waits.
+        let response = host.send(Some(&session), &call).await;
+        assert_eq!(response.status(), 200);
+        held.push((session, response));
+    }
+    let refused = host.initialize(json!({})).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    let error = &refused.answer(0)["error"];
+    assert!(error["message"].as_str().unwrap().contains("--max-sessions"), "{refused:?}");
+    assert!(refused.session.is_none());
+    // The busy sessions are untouched.
+    for (n, (session, _call)) in held.iter().enumerate() {
+        let listed = host.request(session, 10 + n as u64, "tools/list", json!({})).await;
+        assert_eq!(listed.status, 200, "{listed:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_idle_session_is_closed_after_the_idle_timeout_and_a_busy_one_is_not() {
+    // On main sessions lived for rmcp's fixed 5-minute keep-alive, and that
+    // timer also ended a session whose call ran silently for that long.
+    let host = HttpHost::start(&["--http-idle-timeout", "300ms"]).await;
+    let idle = host.open_session(json!({})).await;
+    let busy = host.open_session(json!({})).await;
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "wait_for_cancel", "arguments": {} } });
+    let _held = host.send(Some(&busy), &call).await;
+    host.stderr
+        .wait_for("the idle session to be closed", |l| {
+            l.contains("closing a session idle for --http-idle-timeout") && l.contains(&idle)
+        })
+        .await;
+    let stale = host.request(&idle, 2, "tools/list", json!({})).await;
+    assert_eq!(stale.status, 404, "{stale:?}");
+    let listed = host.request(&busy, 3, "tools/list", json!({})).await;
+    assert_eq!(listed.status, 200, "the session with a call in flight stays: {listed:?}");
+}
+
+// ---- Slow clients ----
+
+#[tokio::test]
+async fn a_client_that_trickles_its_headers_is_cut_off() {
+    // On main (axum::serve, no header timeout) the trickle went on until the
+    // test gave up.
+    let host = HttpHost::start(&["--http-header-timeout", "500ms"]).await;
+    let mut socket = TcpStream::connect(host.addr).await.unwrap();
+    let started = Instant::now();
+    let (mut read, mut write) = socket.split();
+    write.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n").await.unwrap();
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    let mut buf = [0u8; 256];
+    let closed = async {
+        loop {
+            tokio::select! {
+                read = read.read(&mut buf) => return read.map_or(0, |n| n),
+                _ = tick.tick() => {
+                    if write.write_all(b"x-slow: 1\r\n").await.is_err() {
+                        return 0;
+                    }
+                }
+            }
+        }
+    };
+    let answered = tokio::time::timeout(PATIENCE, closed).await.expect("the host closed the connection");
+    let after = started.elapsed();
+    assert!(after >= Duration::from_millis(400), "closed after {after:?}, before the timeout");
+    // hyper closes without a response, or with a 408; nothing else.
+    assert!(answered == 0 || buf.starts_with(b"HTTP/1.1 408"), "{:?}", String::from_utf8_lossy(&buf));
+    // The host goes on serving.
+    host.open_session(json!({})).await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_body_gets_408() {
+    // On main rmcp waited for the rest of the body for ever.
+    let host = HttpHost::start(&["--http-body-timeout", "500ms"]).await;
+    let mut socket = TcpStream::connect(host.addr).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+                accept: application/json, text/event-stream\r\ncontent-length: 1000\r\n\r\n{\"jsonrpc\":";
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, socket.read_to_end(&mut answer))
+        .await
+        .expect("the host answered and closed the connection")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("--http-body-timeout"), "{answer}");
+    host.open_session(json!({})).await;
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_are_refused_at_once() {
+    // On main there was no cap: the third connection was served like the others.
+    let host = HttpHost::start(&["--max-connections", "2"]).await;
+    let held = [TcpStream::connect(host.addr).await.unwrap(), TcpStream::connect(host.addr).await.unwrap()];
+    let mut third = TcpStream::connect(host.addr).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, third.read_to_end(&mut answer))
+        .await
+        .expect("the extra connection was closed at once")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    host.stderr.wait_for("the cap in the log", |l| l.contains("--max-connections")).await;
+    // A slot frees when a connection closes; then new ones are served.
+    drop(held);
+    let retry = async {
+        loop {
+            let reply = host.initialize(json!({})).await;
+            if reply.status == 200 {
+                return reply;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, retry).await.expect("served once the held connections closed");
 }
 
 // ---- Tasks belong to their session ----
