@@ -229,6 +229,31 @@ pub struct ServeArgs {
     #[arg(long = "http-allow-origin", value_name = "ORIGIN", requires = "http")]
     pub http_allowed_origins: Vec<String>,
 
+    /// With --http: sessions that may exist at once. When all are taken, a
+    /// new session closes the one idle the longest; if every session is
+    /// answering a request, it gets 503.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_sessions: u32,
+
+    /// With --http: close a session after this long without a request.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub http_idle_timeout: Duration,
+
+    /// With --http: how long a request's headers may take to arrive; slower
+    /// connections (and kept-alive ones idle this long) are closed.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub http_header_timeout: Duration,
+
+    /// With --http: how long a request's body may take to arrive after its
+    /// headers; a slower one is answered 408.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub http_body_timeout: Duration,
+
+    /// With --http: connections open at once; one more is answered 503 and
+    /// closed at once.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: u32,
+
     /// Where compiled components are cached
     /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].
     #[arg(long, value_name = "DIR")]

@@ -6,6 +6,8 @@
 //! [server]                      # settings for the whole server
 //! max_concurrent_calls = 32
 //! approval_timeout = "1m"
+//! max_sessions = 64             # with --http; also http_idle_timeout, http_header_timeout,
+//!                               # http_body_timeout, max_connections
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -70,6 +72,14 @@ struct ServerTable {
     #[serde(default, deserialize_with = "duration")]
     elicitation_timeout: Option<Duration>,
     max_questions: Option<u32>,
+    max_sessions: Option<u32>,
+    #[serde(default, deserialize_with = "duration")]
+    http_idle_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    http_header_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    http_body_timeout: Option<Duration>,
+    max_connections: Option<u32>,
 }
 
 /// `[defaults]` and each `[[component]]`: what one component gets.
@@ -127,6 +137,16 @@ pub struct ServerSettings {
     pub elicitation_timeout: Duration,
     /// Questions one call may ask.
     pub max_questions: u32,
+    /// With `--http`: sessions at once.
+    pub max_sessions: u32,
+    /// With `--http`: how long a session may stay idle.
+    pub http_idle_timeout: Duration,
+    /// With `--http`: how long a request's headers may take.
+    pub http_header_timeout: Duration,
+    /// With `--http`: how long a request's body may take.
+    pub http_body_timeout: Duration,
+    /// With `--http`: connections at once.
+    pub max_connections: u32,
 }
 
 /// What one component runs with.
@@ -181,6 +201,11 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         max_paused: pick!(max_paused),
         elicitation_timeout: pick!(elicitation_timeout),
         max_questions: pick!(max_questions),
+        max_sessions: pick!(max_sessions),
+        http_idle_timeout: pick!(http_idle_timeout),
+        http_header_timeout: pick!(http_header_timeout),
+        http_body_timeout: pick!(http_body_timeout),
+        max_connections: pick!(max_connections),
     };
 
     let env_files =
@@ -358,6 +383,8 @@ mod tests {
             [server]
             max_concurrent_calls = 8
             approval_timeout = "30s"
+            max_sessions = 4
+            http_header_timeout = "2s"
 
             [defaults]
             timeout = "5s"
@@ -376,6 +403,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(file.server.max_concurrent_calls, Some(8));
+        assert_eq!(file.server.max_sessions, Some(4));
+        assert_eq!(file.server.http_header_timeout, Some(Duration::from_secs(2)));
         assert_eq!(file.defaults.timeout, Some(Duration::from_secs(5)));
         let entry = file.components[0].get_ref();
         assert_eq!(entry.max_memory, Some(64 << 20));

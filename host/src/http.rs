@@ -6,16 +6,37 @@
 //! (`localhost`, `127.0.0.1`, `[::1]`), and browser requests must come from
 //! a loopback origin, unless `--http-allow-host` / `--http-allow-origin`
 //! widen that.
+//!
+//! Bounded against careless and hostile peers:
+//! - at most `--max-connections` connections; one more is answered `503`
+//!   and closed at once (waiting would let a flood fill the listen queue
+//!   unseen);
+//! - a request's headers must arrive within `--http-header-timeout` (an
+//!   idle kept-alive connection is closed after that long too), and its
+//!   body within `--http-body-timeout` (else `408`);
+//! - at most `--max-sessions` sessions, idle ones closed after
+//!   `--http-idle-timeout` or to make room (see [`sessions`]).
 
+mod sessions;
+
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use http::{Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::ToolServer;
+use sessions::{BoundedSessions, watch_refusal};
 
 /// Where and for whom to serve.
 pub struct HttpOptions {
@@ -25,7 +46,31 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins to accept besides loopback ones.
     pub allowed_origins: Vec<String>,
+    /// How many sessions may exist at once.
+    pub max_sessions: usize,
+    /// How long a session may stay idle before it is closed.
+    pub idle_timeout: Duration,
+    /// How long a request's headers may take to arrive.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive, after its headers.
+    pub body_timeout: Duration,
+    /// How many connections may be open at once.
+    pub max_connections: usize,
 }
+
+/// The largest request body rmcp accepts (its default, 4 MiB); read here
+/// under the body timeout, so the same limit and answer apply.
+const MAX_BODY: usize = 4 << 20;
+
+/// After an accept error that is not about one connection (out of file
+/// descriptors, say), how long to wait before accepting again.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How often the connection cap may be logged at `warn`.
+const CAP_WARNING_EVERY: Duration = Duration::from_secs(10);
+
+type Body = BoxBody<Bytes, Infallible>;
+type Mcp = StreamableHttpService<ToolServer, BoundedSessions>;
 
 /// Serves `server` at `http://ADDR/mcp` until `shutdown` fires.
 pub async fn serve(server: ToolServer, options: HttpOptions, shutdown: CancellationToken) -> Result<()> {
@@ -37,14 +82,13 @@ pub async fn serve(server: ToolServer, options: HttpOptions, shutdown: Cancellat
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
+        .with_max_request_body_bytes(MAX_BODY)
         .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(server.new_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(options.addr)
+    let sessions = Arc::new(BoundedSessions::new(options.max_sessions));
+    sessions.reap_idle(options.idle_timeout, shutdown.clone());
+    let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions, config);
+    let handler = Arc::new(Handler { service, body_timeout: options.body_timeout });
+    let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
@@ -53,8 +97,166 @@ pub async fn serve(server: ToolServer, options: HttpOptions, shutdown: Cancellat
     }
     // Announce the real port (useful with port 0) on stderr, for scripts and tests.
     eprintln!("mcp-wasm-host: serving MCP over Streamable HTTP at http://{local}/mcp");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .context("the HTTP server failed")
+
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.timer(TokioTimer::new()).header_read_timeout(options.header_timeout);
+    let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let mut cap_warned: Option<Instant> = None;
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = shutdown.cancelled() => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(err) if is_connection_error(&err) => continue,
+            Err(err) => {
+                tracing::warn!(%err, "cannot accept HTTP connections; retrying");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            if cap_warned.is_none_or(|at| at.elapsed() >= CAP_WARNING_EVERY) {
+                cap_warned = Some(Instant::now());
+                tracing::warn!(
+                    max = options.max_connections,
+                    "refusing HTTP connections: all --max-connections are open"
+                );
+            }
+            refuse_busy(stream);
+            continue;
+        };
+        let (http1, handler, shutdown) = (http1.clone(), handler.clone(), shutdown.clone());
+        tokio::spawn(serve_connection(stream, http1, handler, shutdown, slot));
+    }
+    // Every connection holds a slot until it has closed: wait for them all.
+    let all = u32::try_from(options.max_connections.max(1)).unwrap_or(u32::MAX);
+    let _ = slots.acquire_many(all).await;
+    Ok(())
+}
+
+/// Accept errors that concern only the connection being accepted.
+fn is_connection_error(err: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(err.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
+}
+
+/// Tells a connection over the cap so, without waiting for it, and closes it.
+fn refuse_busy(stream: TcpStream) {
+    const WHY: &str = "Server busy: too many connections (--max-connections); try again later\n";
+    let busy = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\n\
+         content-length: {}\r\n\r\n{WHY}",
+        WHY.len()
+    );
+    let _ = stream.try_write(busy.as_bytes());
+}
+
+/// Serves one connection until it closes, or gracefully once `shutdown`
+/// fires; its slot is free again when this returns.
+async fn serve_connection(
+    stream: TcpStream,
+    http1: hyper::server::conn::http1::Builder,
+    handler: Arc<Handler>,
+    shutdown: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    let service = hyper::service::service_fn(move |request| {
+        let handler = handler.clone();
+        async move { Ok::<_, Infallible>(handler.handle(request).await) }
+    });
+    let connection = http1.serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = shutdown.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(err) = result {
+        // A header timeout, a reset, a malformed request: that client's problem.
+        tracing::debug!(%err, "HTTP connection ended with an error");
+    }
+}
+
+/// Reads each request's body under a timeout, then hands it to rmcp.
+struct Handler {
+    service: Mcp,
+    body_timeout: Duration,
+}
+
+impl Handler {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let path = request.uri().path();
+        if path != "/mcp" && !path.starts_with("/mcp/") {
+            return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp".into());
+        }
+        let (parts, body) = request.into_parts();
+        let body = match tokio::time::timeout(self.body_timeout, Limited::new(body, MAX_BODY).collect()).await
+        {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => {
+                let message = format!("Payload Too Large: request body exceeds {MAX_BODY} bytes");
+                return closing(plain(StatusCode::PAYLOAD_TOO_LARGE, message));
+            }
+            Ok(Err(err)) => {
+                return closing(plain(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad Request: unreadable body: {err}"),
+                ));
+            }
+            Err(_) => {
+                let message = format!(
+                    "Request Timeout: the body did not arrive within {:?} (--http-body-timeout)",
+                    self.body_timeout
+                );
+                return closing(plain(StatusCode::REQUEST_TIMEOUT, message));
+            }
+        };
+        let request = Request::from_parts(parts, Full::new(body.clone()));
+        let (response, refused) = watch_refusal(self.service.handle(request)).await;
+        if refused {
+            return busy_sessions(&body);
+        }
+        response
+    }
+}
+
+fn plain(status: StatusCode, message: String) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, "text/plain")
+        .body(Full::new(Bytes::from(message)).boxed())
+        .expect("a valid response")
+}
+
+/// The response, with the connection closed after it (the rest of the
+/// request may still be on its way).
+fn closing(mut response: Response<Body>) -> Response<Body> {
+    response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+    response
+}
+
+/// `503` with a JSON-RPC error answering the `initialize` in `body`: every
+/// session is busy, so none can make room for a new one.
+fn busy_sessions(body: &Bytes) -> Response<Body> {
+    let id = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|message| message.get("id").cloned())
+        .unwrap_or_default();
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": -32000,
+            "message": "server busy: every session (--max-sessions) is in use; try again later",
+        },
+    });
+    Response::builder()
+        .status(StatusCode::SERVICE_UNAVAILABLE)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(error.to_string())).boxed())
+        .expect("a valid response")
 }

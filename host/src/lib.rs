@@ -181,10 +181,18 @@ async fn serve_http(
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<()> {
+    // The file was read and checked in `build_server` already; this reads
+    // its [server] table again for the HTTP limits.
+    let limits = config::resolve(args)?.server;
     let options = http::HttpOptions {
         addr,
         allowed_hosts: args.http_allowed_hosts.clone(),
         allowed_origins: args.http_allowed_origins.clone(),
+        max_sessions: limits.max_sessions as usize,
+        idle_timeout: limits.http_idle_timeout,
+        header_timeout: limits.http_header_timeout,
+        body_timeout: limits.http_body_timeout,
+        max_connections: limits.max_connections as usize,
     };
     let serving = http::serve(server, options, shutdown.clone());
     tokio::pin!(serving);

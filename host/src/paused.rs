@@ -88,7 +88,9 @@ impl PausedCalls {
 
     /// Holds `execution` under a new lease and words the pause for the client.
     fn hold(self: &Arc<Self>, execution: Execution, pause: Pause) -> CallToolResponse {
-        // Unguessable: on HTTP, one client must not resume another's call.
+        // Unguessable: a client cannot resume a call it was not handed. In a
+        // session only that session's requests see this table; 2026-07-28
+        // over HTTP has no sessions, and there the id is the only key.
         let id = uuid::Uuid::new_v4().to_string();
         // Locked before the timer starts, so even a zero lease finds its entry.
         let mut leases = self.leases.lock().unwrap();
@@ -110,6 +112,16 @@ impl PausedCalls {
             Lease { execution, key: pause.key, answer: pause.answer, expiry, _counted: self.stats.lease() };
         leases.insert(id.clone(), lease);
         CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(id)))
+    }
+
+    /// Stops every paused call (its session ended): each is cancelled as
+    /// if by the client, and cleans up.
+    pub fn stop_all(&self) {
+        let leases: Vec<Lease> = self.leases.lock().unwrap().drain().map(|(_, lease)| lease).collect();
+        for lease in leases {
+            lease.expiry.abort();
+            lease.execution.signals.client_cancel.cancel();
+        }
     }
 
     fn take(&self, id: &str) -> Option<Lease> {

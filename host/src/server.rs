@@ -12,6 +12,10 @@
 //!   answers with the task at once, and questions show as `input_required`;
 //! - in a task of its own that a chain of requests drives (2026-07-28): a
 //!   question pauses the call under a lease ([`PausedCalls`]).
+//!
+//! Tasks and paused calls belong to the session that started them
+//! ([`SessionCalls`]): a task id or `requestState` from another session is
+//! unknown there, and when a session ends, what it still runs is stopped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,6 +53,40 @@ use crate::schema::CheckFailure;
 pub struct ToolServer {
     inner: Arc<Inner>,
     session: Arc<SessionState>,
+    /// This session's tasks and paused calls. Running calls hold a
+    /// [`Caller`], never this, so it is dropped with the session.
+    calls: Arc<SessionCalls>,
+}
+
+/// What running a call needs: the server's tools and runner, and the
+/// session's client state. Cloned into calls that outlive their request.
+#[derive(Clone)]
+struct Caller {
+    inner: Arc<Inner>,
+    session: Arc<SessionState>,
+}
+
+/// One session's calls that outlive their request: tasks (the tasks
+/// extension) and calls paused for an answer (2026-07-28). Reachable only
+/// through the session's own requests; when the session ends, they stop
+/// (the calls are cancelled, clean up, and their slots are freed).
+pub struct SessionCalls {
+    tasks: TaskManager,
+    paused: Arc<PausedCalls>,
+}
+
+impl SessionCalls {
+    fn new(stats: Arc<crate::stats::Stats>) -> Arc<Self> {
+        Arc::new(SessionCalls { tasks: TaskManager::new(), paused: PausedCalls::new(stats) })
+    }
+}
+
+impl Drop for SessionCalls {
+    fn drop(&mut self) {
+        // Aborting a task's future stops its call (see `start_task`).
+        self.tasks.shutdown();
+        self.paused.stop_all();
+    }
 }
 
 struct Inner {
@@ -59,10 +97,12 @@ struct Inner {
     runner: CallRunner,
     /// How calls may use the client (question timeout and budget).
     client_policy: ClientPolicy,
-    /// Calls run as tasks (the tasks extension).
-    tasks: TaskManager,
-    /// Calls paused across requests (2026-07-28).
-    paused: Arc<PausedCalls>,
+    /// Tasks and paused calls of requests that come in no session:
+    /// 2026-07-28 over HTTP is stateless, so a request there cannot be tied
+    /// to the one that started a call. Their ids (task ids, `requestState`)
+    /// are random UUIDs handed only to that client, and act as bearer
+    /// tokens: whoever presents one may use it.
+    sessionless: Arc<SessionCalls>,
 }
 
 /// A routed, validated call, ready to run anywhere.
@@ -113,15 +153,31 @@ impl ToolServer {
                 .validate(routes.keys().map(String::as_str))
                 .with_context(|| format!("approval rules for {}", component.path.display()))?;
         }
-        let paused = PausedCalls::new(runner.stats().clone());
-        let inner = Inner { routes, listed, runner, client_policy, tasks: TaskManager::new(), paused };
-        Ok(Self { inner: Arc::new(inner), session: Arc::default() })
+        let stats = runner.stats().clone();
+        let inner =
+            Inner { routes, listed, runner, client_policy, sessionless: SessionCalls::new(stats.clone()) };
+        Ok(Self { inner: Arc::new(inner), session: Arc::default(), calls: SessionCalls::new(stats) })
     }
 
     /// The same tools for a new MCP session, with its own session state
-    /// (e.g. its logging level).
+    /// (e.g. its logging level), tasks and paused calls.
     pub fn new_session(&self) -> Self {
-        Self { inner: self.inner.clone(), session: Arc::default() }
+        let calls = SessionCalls::new(self.inner.runner.stats().clone());
+        Self { inner: self.inner.clone(), session: Arc::default(), calls }
+    }
+
+    fn caller(&self) -> Caller {
+        Caller { inner: self.inner.clone(), session: self.session.clone() }
+    }
+
+    /// The tasks and paused calls `context`'s request may reach: its
+    /// session's, or for a request in no HTTP session, the sessionless ones.
+    fn calls(&self, context: &RequestContext<RoleServer>) -> &SessionCalls {
+        let sessionless = context
+            .extensions
+            .get::<http::request::Parts>()
+            .is_some_and(|request| !request.headers.contains_key("mcp-session-id"));
+        if sessionless { &self.inner.sessionless } else { &self.calls }
     }
 
     /// Every tool, as listed to clients.
@@ -238,7 +294,7 @@ impl ServerHandler for ToolServer {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
             let responses = request.input_responses.take();
             return self
-                .inner
+                .calls(&context)
                 .paused
                 .resume(&state, &request.name, responses, &context.ct)
                 .instrument(span)
@@ -250,37 +306,38 @@ impl ServerHandler for ToolServer {
         }
         if speaks_in_rounds(&context) {
             let execution = self.start_execution(plan, &context, span);
-            return self.inner.paused.drive(execution, &context.ct).await;
+            return self.calls(&context).paused.drive(execution, &context.ct).await;
         }
         // Up to 2025-11-25 the call runs inside its request.
-        let client = self.client_link(&plan, &context, Asker::Requests, context.meta.get_progress_token());
+        let caller = self.caller();
+        let client = caller.client_link(&plan, &context, Asker::Requests, context.meta.get_progress_token());
         let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
-        self.execute(&plan, signals, client).instrument(span).await
+        caller.execute(&plan, signals, client).instrument(span).await
     }
 
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        Ok(GetTaskResult::new(self.inner.tasks.get_task(&request.task_id)?))
+        Ok(GetTaskResult::new(self.calls(&context).tasks.get_task(&request.task_id)?))
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.inner.tasks.update_task(&request.task_id, request.input_responses)
+        self.calls(&context).tasks.update_task(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         // The task's run watches for this and stops the call the usual way.
-        self.inner.tasks.cancel_task(&request.task_id)?;
+        self.calls(&context).tasks.cancel_task(&request.task_id)?;
         self.inner.runner.interrupt_guests();
         Ok(())
     }
@@ -333,6 +390,84 @@ impl ToolServer {
         Ok(CallPlan { component: component.clone(), index: *index, arguments })
     }
 
+    /// Starts the call in a task of its own, for a session where questions
+    /// travel in results (2026-07-28).
+    fn start_execution(
+        &self,
+        plan: CallPlan,
+        context: &RequestContext<RoleServer>,
+        span: tracing::Span,
+    ) -> Execution {
+        let (pauses_tx, pauses) = tokio::sync::mpsc::unbounded_channel();
+        let (done_tx, done) = tokio::sync::oneshot::channel();
+        let signals = CallSignals::default();
+        let server = self.caller();
+        let client =
+            server.client_link(&plan, context, Asker::Rounds(pauses_tx), context.meta.get_progress_token());
+        let execution = Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone() };
+        tokio::spawn(
+            async move {
+                let response = server.execute(&plan, signals, client).await;
+                let _ = done_tx.send(response);
+            }
+            .instrument(span),
+        );
+        execution
+    }
+
+    /// Starts the call as a task (the tasks extension) and returns the task.
+    fn start_task(&self, plan: CallPlan, context: &RequestContext<RoleServer>) -> CallToolResponse {
+        let server = self.caller();
+        let span = tracing::info_span!("tools/call", request = %context.id);
+        let make_client = {
+            let (server, plan, context) = (self.caller(), plan.clone(), context.clone());
+            move |task: TaskContext, unanswered| {
+                server.client_link(&plan, &context, Asker::Task(task, unanswered), None)
+            }
+        };
+        // rmcp drops a task's future when its time to live runs out; the run
+        // below outlives that and stops the call itself, so keep the TTL
+        // above any call's own bounds.
+        let limits = &plan.component.limits;
+        let ttl =
+            limits.timeout + self.inner.client_policy.approval_timeout + std::time::Duration::from_secs(60);
+        let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);
+        let task = self.calls(context).tasks.spawn(options, move |task| {
+            Box::pin(
+                async move {
+                    let signals = CallSignals::default();
+                    let cancel = signals.client_cancel.clone();
+                    let client = make_client(task.clone(), signals.unanswered.clone());
+                    // In a task of its own: if rmcp drops this future, the
+                    // guard below stops the call and it still cleans up.
+                    let run = tokio::spawn(async move { server.execute(&plan, signals, client).await });
+                    let _stop_if_dropped = cancel.clone().drop_guard();
+                    let mut run = std::pin::pin!(run);
+                    let response = tokio::select! {
+                        response = run.as_mut() => response,
+                        () = task.cancelled() => {
+                            cancel.cancel();
+                            run.await
+                        }
+                    };
+                    match response {
+                        Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
+                        _ if task.is_cancel_requested() => Err(TaskExit::Cancelled),
+                        Ok(Ok(_)) => {
+                            Err(TaskExit::Error(McpError::internal_error("unexpected response", None)))
+                        }
+                        Ok(Err(error)) => Err(TaskExit::Error(error)),
+                        Err(join) => Err(TaskExit::Error(McpError::internal_error(join.to_string(), None))),
+                    }
+                }
+                .instrument(span),
+            )
+        });
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+}
+
+impl Caller {
     fn client_link(
         &self,
         plan: &CallPlan,
@@ -375,82 +510,6 @@ impl ToolServer {
         let outcome =
             self.inner.runner.run(&plan.component, &spec.name, &arguments, signals, client, approval).await;
         to_response(&spec.name, outcome)
-    }
-
-    /// Starts the call in a task of its own, for a session where questions
-    /// travel in results (2026-07-28).
-    fn start_execution(
-        &self,
-        plan: CallPlan,
-        context: &RequestContext<RoleServer>,
-        span: tracing::Span,
-    ) -> Execution {
-        let (pauses_tx, pauses) = tokio::sync::mpsc::unbounded_channel();
-        let (done_tx, done) = tokio::sync::oneshot::channel();
-        let signals = CallSignals::default();
-        let client =
-            self.client_link(&plan, context, Asker::Rounds(pauses_tx), context.meta.get_progress_token());
-        let execution = Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone() };
-        let server = self.clone();
-        tokio::spawn(
-            async move {
-                let response = server.execute(&plan, signals, client).await;
-                let _ = done_tx.send(response);
-            }
-            .instrument(span),
-        );
-        execution
-    }
-
-    /// Starts the call as a task (the tasks extension) and returns the task.
-    fn start_task(&self, plan: CallPlan, context: &RequestContext<RoleServer>) -> CallToolResponse {
-        let server = self.clone();
-        let span = tracing::info_span!("tools/call", request = %context.id);
-        let make_client = {
-            let (server, plan, context) = (self.clone(), plan.clone(), context.clone());
-            move |task: TaskContext, unanswered| {
-                server.client_link(&plan, &context, Asker::Task(task, unanswered), None)
-            }
-        };
-        // rmcp drops a task's future when its time to live runs out; the run
-        // below outlives that and stops the call itself, so keep the TTL
-        // above any call's own bounds.
-        let limits = &plan.component.limits;
-        let ttl =
-            limits.timeout + self.inner.client_policy.approval_timeout + std::time::Duration::from_secs(60);
-        let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);
-        let task = self.inner.tasks.spawn(options, move |task| {
-            Box::pin(
-                async move {
-                    let signals = CallSignals::default();
-                    let cancel = signals.client_cancel.clone();
-                    let client = make_client(task.clone(), signals.unanswered.clone());
-                    // In a task of its own: if rmcp drops this future, the
-                    // guard below stops the call and it still cleans up.
-                    let run = tokio::spawn(async move { server.execute(&plan, signals, client).await });
-                    let _stop_if_dropped = cancel.clone().drop_guard();
-                    let mut run = std::pin::pin!(run);
-                    let response = tokio::select! {
-                        response = run.as_mut() => response,
-                        () = task.cancelled() => {
-                            cancel.cancel();
-                            run.await
-                        }
-                    };
-                    match response {
-                        Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
-                        _ if task.is_cancel_requested() => Err(TaskExit::Cancelled),
-                        Ok(Ok(_)) => {
-                            Err(TaskExit::Error(McpError::internal_error("unexpected response", None)))
-                        }
-                        Ok(Err(error)) => Err(TaskExit::Error(error)),
-                        Err(join) => Err(TaskExit::Error(McpError::internal_error(join.to_string(), None))),
-                    }
-                }
-                .instrument(span),
-            )
-        });
-        CallToolResponse::Task(CreateTaskResult::new(task))
     }
 }
 

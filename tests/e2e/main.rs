@@ -11,6 +11,7 @@ mod config;
 mod fuzz;
 mod hardening;
 mod hostile;
+mod http_limits;
 mod lifecycle;
 mod limits;
 mod storm;
