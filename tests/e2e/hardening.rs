@@ -228,6 +228,7 @@ async fn a_call_that_hoards_handles_is_stopped_at_its_own_limit() {
     let grant = format!("{}::/data", root.path().display());
     let host = Host::start(hostile(&["--dir", &grant, "--max-handles", "256"])).await;
     let pid = host.child.id().unwrap();
+    let before = rss_kib(pid);
     let hoard = host.call("open_many", json!({ "path": "/data/f", "count": 100_000 }));
     let neighbour = host.call("read_file", json!({ "path": "/data/f" }));
     let (hoard, neighbour) = tokio::join!(hoard, neighbour);
@@ -235,6 +236,8 @@ async fn a_call_that_hoards_handles_is_stopped_at_its_own_limit() {
     let hoard = hoard.unwrap();
     assert_eq!(hoard.is_error, Some(true), "{hoard:?}");
     assert!(text_of(&hoard).contains("limit of 256 open handles (--max-handles)"), "{}", text_of(&hoard));
+    let growth_mib = rss_kib(pid).saturating_sub(before) / 1024;
+    assert!(growth_mib < 64, "the host grew by {growth_mib} MiB");
     // Every handle went with the call's store.
     host.wait_until_idle().await;
     let open = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
