@@ -55,6 +55,13 @@ pub enum Command {
         /// The component file (.wasm).
         path: PathBuf,
     },
+    /// Write the mcp:tool contract (WIT) this host speaks into DIR, for
+    /// building a tool against it without this repository.
+    Wit {
+        /// Where to write it (made if missing; same-named files are replaced).
+        #[arg(default_value = "wit")]
+        dir: PathBuf,
+    },
 }
 
 /// Options for serving tools over stdio.

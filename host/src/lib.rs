@@ -25,6 +25,7 @@
 //! - [`schema`]: tool schemas bounded at load, checks bounded at run time;
 //! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
 //! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
+//! - [`contract`]: the same contract's WIT text, for `mcp-wasm-host wit`;
 //! - [`stats`]: live counts, so tests and operators can see nothing leaks.
 
 pub mod approval;
@@ -36,6 +37,7 @@ pub mod client;
 pub mod component;
 pub mod config;
 pub mod content;
+pub mod contract;
 pub mod engine;
 pub mod grants;
 pub mod guest_output;

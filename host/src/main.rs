@@ -32,6 +32,12 @@ fn main() {
                 println!("{}", serde_json::to_string_pretty(&tools)?);
                 Ok(())
             }
+            Some(Command::Wit { dir }) => {
+                for path in mcp_wasm_host::contract::write_to(dir)? {
+                    eprintln!("wrote {}", path.display());
+                }
+                Ok(())
+            }
             None => mcp_wasm_host::serve(&cli.serve).await,
         }
     });

@@ -160,3 +160,22 @@ async fn stdin_eof_mid_call_stops_every_call_and_exits_promptly() {
 async fn sigterm_mid_call_stops_every_call_and_exits_promptly() {
     stop_mid_call(Stop::Sigterm).await;
 }
+
+/// `mcp-wasm-host wit DIR` writes the contract the binary was built with:
+/// byte for byte the repository's `wit/`, so a tool built against it loads.
+#[test]
+fn the_binary_hands_out_the_contract_it_speaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("my-tool/wit");
+    let status = std::process::Command::new(host_binary())
+        .args(["wit", out.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
+    for name in ["world.wit", "types.wit", "cancellation.wit", "client.wit", "deps/io/io.wit"] {
+        let written = std::fs::read(out.join(name)).unwrap();
+        assert_eq!(written, std::fs::read(repo.join(name)).unwrap(), "{name}");
+    }
+}

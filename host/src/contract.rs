@@ -1,0 +1,58 @@
+//! The `mcp:tool` contract this binary speaks, embedded at build time, so a
+//! tool author can get it without the repository: `mcp-wasm-host wit [DIR]`.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+
+/// Every file of `wit/`, by its path inside that folder.
+pub const FILES: [(&str, &str); 5] = [
+    ("world.wit", include_str!("../../wit/world.wit")),
+    ("types.wit", include_str!("../../wit/types.wit")),
+    ("cancellation.wit", include_str!("../../wit/cancellation.wit")),
+    ("client.wit", include_str!("../../wit/client.wit")),
+    ("deps/io/io.wit", include_str!("../../wit/deps/io/io.wit")),
+];
+
+/// Writes the contract into `dir` (made if missing; files of the same name
+/// are replaced, so the command also updates a tool's copy). Returns the
+/// paths written.
+pub fn write_to(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut written = Vec::with_capacity(FILES.len());
+    for (name, text) in FILES {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The embedded list is the whole of `wit/`: a file added there must be
+    /// added here too, or tool authors would get a contract that does not
+    /// resolve.
+    #[test]
+    fn every_file_of_the_contract_is_embedded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
+        let mut on_disk = Vec::new();
+        let mut dirs = vec![root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    on_disk.push(path.strip_prefix(&root).unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        on_disk.sort();
+        let mut embedded: Vec<String> = super::FILES.iter().map(|(name, _)| name.to_string()).collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk);
+    }
+}
