@@ -225,7 +225,17 @@ impl CapturedDir {
         if !handle.metadata()?.is_dir() {
             bail!("--dir {}: not a directory", grant.host.display());
         }
-        Ok(CapturedDir { grant: grant.clone(), handle })
+        let captured = CapturedDir { grant: grant.clone(), handle };
+        // Every call opens the grant through this path: if it cannot (no
+        // /proc in a minimal container), say so now, not on every call.
+        std::fs::read_dir(captured.reopen_path()).with_context(|| {
+            format!(
+                "--dir {}: cannot reopen it through {} (is /proc mounted?)",
+                grant.host.display(),
+                captured.reopen_path().display()
+            )
+        })?;
+        Ok(captured)
     }
 
     /// A path that opens the captured directory itself: on Linux the
@@ -386,7 +396,8 @@ pub fn check_layout<'a>(grants: impl IntoIterator<Item = &'a DirGrant>, protecte
             if real_path(file).starts_with(outer_real) {
                 bail!(
                     "--dir {} is writable and holds {}, which the host trusts: a tool could change what \
-                     the host runs. Grant a directory that does not contain it, or make the grant read-only (:ro)",
+                     the host runs. Grant a directory that does not contain it, or make the grant read-only \
+                     (:ro); for the compile cache, --cache-dir DIR elsewhere or --no-cache also do",
                     outer.host.display(),
                     file.display()
                 );

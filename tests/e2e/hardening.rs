@@ -110,6 +110,31 @@ async fn a_grant_is_the_directory_opened_at_start_whatever_its_path_names_later(
     assert!(read("/data/key.txt").await.starts_with("refused"), "the secret stays out of reach");
 }
 
+#[tokio::test]
+async fn a_symlink_a_tool_plants_in_its_grant_leads_nowhere_outside() {
+    // Held up before the fix too; kept tested: the sandbox's own path walk
+    // refuses to follow a link out of the grant, relative or absolute.
+    let root = tempfile::tempdir().unwrap();
+    let (rw, secret) = (root.path().join("rw"), root.path().join("secret"));
+    std::fs::create_dir_all(&rw).unwrap();
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("key.txt"), "never granted").unwrap();
+    let grant = format!("{}::/rw", rw.display());
+    let host = Host::start(hostile(&["--dir", &grant])).await;
+    for (name, target) in [("up", "../secret"), ("abs", secret.to_str().unwrap()), ("etc", "/etc")] {
+        let planted = host
+            .call("plant_symlink", json!({ "dir": "/rw", "name": name, "target": target }))
+            .await
+            .unwrap();
+        let planted = text_of(&planted);
+        assert!(planted.starts_with("planted") || planted.starts_with("refused"), "{planted}");
+        for path in [format!("/rw/{name}/key.txt"), format!("/rw/{name}/passwd")] {
+            let read = text_of(&host.call("read_file", json!({ "path": path })).await.unwrap());
+            assert!(read.starts_with("refused"), "{path} through {name} -> {target}: {read}");
+        }
+    }
+}
+
 #[test]
 fn a_writable_grant_may_not_hold_the_compile_cache_or_a_component() {
     // Before: a tool could plant native code in the cache (run by the host

@@ -35,6 +35,7 @@ impl Guest for Hostile {
             tool("fetch", "GETs `url` through wasi:http; returns the status and body"),
             tool("connect_tcp", "Opens a raw TCP connection to `addr` through wasi:sockets"),
             tool("open_many", "Opens the file at `path` `count` times and keeps every handle"),
+            tool("plant_symlink", "Makes a symlink `name` -> `target` in the granted directory `dir`"),
             schema_tool(
                 "schema_at_limit",
                 "Declares an output schema at the host's limits and returns 8 000 items breaking it",
@@ -133,6 +134,21 @@ impl Guest for Hostile {
                 match std::net::TcpStream::connect(addr) {
                     Ok(_) => Ok(text(&format!("connected to {addr}"))),
                     Err(err) => Ok(text(&format!("refused: {err}"))),
+                }
+            }
+            "plant_symlink" => {
+                let (dir, name, target) = (
+                    args["dir"].as_str().unwrap_or("/rw"),
+                    args["name"].as_str().unwrap_or("link"),
+                    args["target"].as_str().unwrap_or("../secret"),
+                );
+                let preopens = wasi::filesystem::preopens::get_directories();
+                let Some((grant, _)) = preopens.iter().find(|(_, path)| path == dir) else {
+                    return Ok(text(&format!("no grant at {dir}")));
+                };
+                match grant.symlink_at(target, name) {
+                    Ok(()) => Ok(text(&format!("planted {dir}/{name} -> {target}"))),
+                    Err(code) => Ok(text(&format!("refused: {code:?}"))),
                 }
             }
             "open_many" => {
