@@ -12,7 +12,8 @@
 //!   stop, cleanup (with [`limits`] naming what was exceeded);
 //! - [`cancellation`]: the per-call stop signal, also the guest's `cancelled`;
 //! - [`client`]: what a guest asks of the MCP client (log, progress,
-//!   elicitation, sampling), withdrawn when its call stops;
+//!   elicitation, sampling), withdrawn when its call stops, with [`notify`]
+//!   sending its log records and progress in order, bounded;
 //! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
 //! - [`grants`]: what the user granted (directories, environment, hosts);
 //! - [`open_guard`]: only regular files and directories open in a grant;
@@ -43,6 +44,7 @@ pub mod grants;
 pub mod guest_output;
 pub mod http;
 pub mod limits;
+pub(crate) mod notify;
 pub mod open_guard;
 pub mod outgoing_http;
 pub mod paused;
