@@ -251,13 +251,7 @@ impl CallRunner {
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
-        let budget = StoreBudget {
-            fuel: limits.fuel,
-            max_memory: limits.max_memory,
-            max_handles: limits.max_handles,
-            time_limit: limits.timeout,
-            max_guest_output: limits.max_guest_output,
-        };
+        let budget = StoreBudget::for_call(limits);
         let mut store = match new_store(
             &self.engine,
             &component.grants,
@@ -428,13 +422,7 @@ impl CallRunner {
     ) -> CleanupOutcome {
         self.stats.cleanup_ran();
         let limits = &component.limits;
-        let budget = StoreBudget {
-            fuel: Some(limits.cleanup_fuel),
-            max_memory: limits.max_memory,
-            max_handles: limits.max_handles,
-            time_limit: limits.cleanup_timeout,
-            max_guest_output: limits.max_guest_output,
-        };
+        let budget = StoreBudget::for_cleanup(limits);
         let mut detached = ClientLink::detached(self.stats.clone());
         detached.limit_payloads(limits);
         let mut store = match new_store(

@@ -197,9 +197,8 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Resul
     let budget = StoreBudget {
         fuel: Some(1_000_000_000),
         max_memory: 64 << 20,
-        max_handles: CallLimits::default().max_handles,
         time_limit: LIST_TOOLS_TIMEOUT,
-        max_guest_output: CallLimits::default().max_guest_output,
+        ..StoreBudget::for_call(&CallLimits::default())
     };
     let mut store = new_store(
         engine,

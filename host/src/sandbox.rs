@@ -21,6 +21,7 @@ use crate::cancellation::CallCancellation;
 use crate::client::ClientLink;
 use crate::grants::Grants;
 use crate::guest_output::GuestOutput;
+use crate::limits::CallLimits;
 use crate::outgoing_http::OutgoingHttp;
 
 /// The data of one call's `Store`.
@@ -149,6 +150,28 @@ pub struct StoreBudget {
     pub time_limit: Duration,
     /// Bytes of stdout and stderr the store's guest may have logged.
     pub max_guest_output: usize,
+}
+
+impl StoreBudget {
+    /// What a call of a component with `limits` gets.
+    pub fn for_call(limits: &CallLimits) -> Self {
+        StoreBudget {
+            fuel: limits.fuel,
+            max_memory: limits.max_memory,
+            max_handles: limits.max_handles,
+            time_limit: limits.timeout,
+            max_guest_output: limits.max_guest_output,
+        }
+    }
+
+    /// What its `cleanup` gets: the same, with cleanup's own fuel and time.
+    pub fn for_cleanup(limits: &CallLimits) -> Self {
+        StoreBudget {
+            fuel: Some(limits.cleanup_fuel),
+            time_limit: limits.cleanup_timeout,
+            ..StoreBudget::for_call(limits)
+        }
+    }
 }
 
 /// Builds the store for one call (or one cleanup, or one `list-tools`).
