@@ -90,11 +90,8 @@ async fn a_grant_is_the_directory_opened_at_start_whatever_its_path_names_later(
     // Before: each call opened the grant's path again, following whatever
     // it had become.
     let root = tempfile::tempdir().unwrap();
-    let (granted, secret) = (root.path().join("granted"), root.path().join("secret"));
-    std::fs::create_dir_all(&granted).unwrap();
-    std::fs::create_dir_all(&secret).unwrap();
+    let (granted, secret) = grant_beside_a_secret(root.path(), "granted");
     std::fs::write(granted.join("ok.txt"), "fine").unwrap();
-    std::fs::write(secret.join("key.txt"), "never granted").unwrap();
     let grant = format!("{}::/data", granted.display());
     let host = Host::start(hostile(&["--dir", &grant])).await;
     let read = |path: &'static str| {
@@ -115,10 +112,7 @@ async fn a_symlink_a_tool_plants_in_its_grant_leads_nowhere_outside() {
     // Held up before the fix too; kept tested: the sandbox's own path walk
     // refuses to follow a link out of the grant, relative or absolute.
     let root = tempfile::tempdir().unwrap();
-    let (rw, secret) = (root.path().join("rw"), root.path().join("secret"));
-    std::fs::create_dir_all(&rw).unwrap();
-    std::fs::create_dir_all(&secret).unwrap();
-    std::fs::write(secret.join("key.txt"), "never granted").unwrap();
+    let (rw, secret) = grant_beside_a_secret(root.path(), "rw");
     let grant = format!("{}::/rw", rw.display());
     let host = Host::start(hostile(&["--dir", &grant])).await;
     for (name, target) in [("up", "../secret"), ("abs", secret.to_str().unwrap()), ("etc", "/etc")] {
@@ -292,6 +286,16 @@ async fn the_compile_cache_is_private_and_refused_when_others_can_write_it() {
     let host = Host::start(Start::new("demo", &["--cache-dir", &cache_arg])).await;
     host.stderr.wait_for("the refusal", |line| line.contains("not using the compile cache")).await;
     assert_eq!(text_of(&host.call("echo", json!({ "text": "served" })).await.unwrap()), "served");
+}
+
+/// Makes `root/NAME` (to grant) and `root/secret/key.txt` (never granted)
+/// beside it; returns both directories.
+fn grant_beside_a_secret(root: &Path, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (granted, secret) = (root.join(name), root.join("secret"));
+    std::fs::create_dir_all(&granted).unwrap();
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("key.txt"), "never granted").unwrap();
+    (granted, secret)
 }
 
 fn mode(path: &Path) -> u32 {
