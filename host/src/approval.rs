@@ -7,15 +7,17 @@
 //! take a tool name, `destructive` or `all`, and a rule naming the tool
 //! beats a rule about a class of tools. How the question travels (an
 //! elicitation, a paused result, a task's `input_required`) is the
-//! [`client`](crate::client) module's job; this module only decides and words it.
+//! [`ask`](crate::ask) module's job; this module only decides and words it,
+//! and reads the answer.
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{Value, json};
 
-use crate::component::ToolSpec;
+use crate::limits::HumanDuration;
 
 /// Values shown per argument in an approval question, at most.
 const SHOWN_VALUE_CHARS: usize = 80;
@@ -58,11 +60,11 @@ impl ApprovalRule {
         }
     }
 
-    fn covers(&self, spec: &ToolSpec) -> bool {
+    fn covers(&self, tool: &str, destructive: bool) -> bool {
         match self {
             ApprovalRule::All => true,
-            ApprovalRule::Destructive => spec.annotations.destructive == Some(true),
-            ApprovalRule::Tool(name) => *name == spec.name,
+            ApprovalRule::Destructive => destructive,
+            ApprovalRule::Tool(name) => name == tool,
         }
     }
 }
@@ -73,15 +75,25 @@ impl ApprovalRule {
 pub struct ApprovalRules {
     /// Tools that must be approved before each call.
     pub require: Vec<ApprovalRule>,
-    /// Tools approved up front: they run without asking, and their
-    /// mid-call `request-approval` is answered yes at once.
-    pub waive: Vec<ApprovalRule>,
+    /// Tools approved up front (`--no-approval`): they run without asking,
+    /// and their mid-call `request-approval` is answered yes at once.
+    pub no_approval: Vec<ApprovalRule>,
+}
+
+/// What the user's rules decide for one tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Each call is approved by the user before the tool runs.
+    pub needs_approval: bool,
+    /// The user approved the tool up front: its mid-call approval requests
+    /// are granted without asking.
+    pub pre_approved: bool,
 }
 
 impl ApprovalRules {
     /// Rejects rules that name no loaded tool, or a tool both required and waived.
     pub fn validate<'a>(&self, tools: impl IntoIterator<Item = &'a str> + Clone) -> Result<()> {
-        for (flag, rules) in [("--require-approval", &self.require), ("--no-approval", &self.waive)] {
+        for (flag, rules) in [("--require-approval", &self.require), ("--no-approval", &self.no_approval)] {
             for rule in rules {
                 let ApprovalRule::Tool(name) = rule else { continue };
                 if !tools.clone().into_iter().any(|tool| tool == name) {
@@ -96,38 +108,37 @@ impl ApprovalRules {
             }
         }
         for rule in &self.require {
-            if self.waive.contains(rule) {
+            if self.no_approval.contains(rule) {
                 bail!("{rule:?} is given to both --require-approval and --no-approval; keep one");
             }
         }
         Ok(())
     }
 
-    /// The user's own word on `spec`, if any rule covers it: the most
+    /// The user's own word on `tool`, if any rule covers it: the most
     /// specific rule wins.
-    fn user_decision(&self, spec: &ToolSpec) -> Option<bool> {
+    fn user_decision(&self, tool: &str, destructive: bool) -> Option<bool> {
         let strongest = |rules: &[ApprovalRule]| {
-            rules.iter().filter(|rule| rule.covers(spec)).map(ApprovalRule::rank).max()
+            rules.iter().filter(|rule| rule.covers(tool, destructive)).map(ApprovalRule::rank).max()
         };
-        match (strongest(&self.require), strongest(&self.waive)) {
+        match (strongest(&self.require), strongest(&self.no_approval)) {
             (None, None) => None,
             (Some(_), None) => Some(true),
             (None, Some(_)) => Some(false),
             // `validate` rules out ties (the same rule in both lists).
-            (Some(require), Some(waive)) => Some(require > waive),
+            (Some(require), Some(no_approval)) => Some(require > no_approval),
         }
     }
 
-    /// Whether a call of `spec` must be approved before the tool runs.
-    pub fn needs_approval(&self, spec: &ToolSpec) -> bool {
-        self.user_decision(spec)
-            .unwrap_or_else(|| spec.needs_approval.unwrap_or(spec.annotations.destructive == Some(true)))
-    }
-
-    /// Whether the user approved `spec` up front (`--no-approval`), so its
-    /// mid-call approval requests are granted without asking.
-    pub fn pre_approved(&self, spec: &ToolSpec) -> bool {
-        self.user_decision(spec) == Some(false)
+    /// Decides for `tool`, annotated `destructive` or not, which declared
+    /// `declared` itself (`needs-approval`): the user's rules first, then
+    /// the tool's own word, then "destructive tools ask".
+    pub fn decide(&self, tool: &str, destructive: bool, declared: Option<bool>) -> Decision {
+        let user = self.user_decision(tool, destructive);
+        Decision {
+            needs_approval: user.unwrap_or_else(|| declared.unwrap_or(destructive)),
+            pre_approved: user == Some(false),
+        }
     }
 }
 
@@ -176,9 +187,48 @@ impl ApprovalQuestion {
     }
 }
 
+/// Why a call did not get the user's approval. Fails closed: anything but
+/// an explicit yes is one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum Decline {
+    /// The user said no.
+    #[error("the user declined")]
+    Declined,
+    /// The user dismissed the question.
+    #[error("the user dismissed the approval request")]
+    Dismissed,
+    /// No answer within `--approval-timeout`.
+    #[error("no answer within --approval-timeout ({}), so it was declined", HumanDuration(*.0))]
+    NoAnswer(Duration),
+    /// The call was stopped while the question was open.
+    #[error("the call was cancelled while waiting for approval")]
+    Cancelled,
+    /// The client cannot ask the user (it declared no form elicitation).
+    #[error(
+        "this client cannot ask the user for approval (it declared no form elicitation support); \
+         to let `{tool}` run without asking, start mcp-wasm-host with `--no-approval {tool}`"
+    )]
+    CannotAsk {
+        /// The tool that needs approval.
+        tool: String,
+    },
+    /// There is no client at all.
+    #[error("there is no client to ask")]
+    NoClient,
+    /// The question could not be put in a form.
+    #[error("cannot word the approval request: {0}")]
+    Wording(String),
+    /// The client's answer was not an elicitation result.
+    #[error("the client's answer to the approval request is malformed: {0}")]
+    Malformed(String),
+    /// Asking failed (the text says how).
+    #[error("the approval request failed: {0}")]
+    Failed(String),
+}
+
 /// What the user's answer to an approval question means: `Ok` only for an
 /// accepted form with `approve: true`.
-pub fn verdict(answer: &ElicitResult) -> Result<(), String> {
+pub fn verdict(answer: &ElicitResult) -> Result<(), Decline> {
     match answer.action {
         ElicitationAction::Accept
             if answer.content.as_ref().and_then(|c| c.get("approve")).and_then(Value::as_bool)
@@ -186,8 +236,8 @@ pub fn verdict(answer: &ElicitResult) -> Result<(), String> {
         {
             Ok(())
         }
-        ElicitationAction::Accept | ElicitationAction::Decline => Err("the user declined".into()),
-        _ => Err("the user dismissed the approval request".into()),
+        ElicitationAction::Accept | ElicitationAction::Decline => Err(Decline::Declined),
+        _ => Err(Decline::Dismissed),
     }
 }
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::approval::ApprovalRule;
-use crate::grants::{DirGrant, EnvGrant, HostGrant};
 use crate::limits::{parse_bytes, parse_duration};
+use crate::sandbox::grants::{DirGrant, EnvGrant, HostGrant};
 
 /// Serve WebAssembly component tools to any MCP client, each call sandboxed.
 ///
@@ -42,9 +42,18 @@ impl Cli {
         use clap::{CommandFactory as _, FromArgMatches as _};
         let matches = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        cli.serve.given = crate::config::given_on_command_line(&matches);
+        cli.serve.given = given_on_command_line(&matches);
         Ok(cli)
     }
+}
+
+/// The names of the options given on the command line, by clap id.
+fn given_on_command_line(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
+    matches
+        .ids()
+        .filter(|id| matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect()
 }
 
 /// Subcommands besides serving.

@@ -9,25 +9,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 use wasmtime::Engine;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 
 use crate::approval::ApprovalRules;
-use crate::bindings::types::{Annotations, ToolInfo};
-use crate::bindings::{self, ToolComponentPre};
+use crate::ask::CallChannel;
+use crate::cache::{CacheOutcome, CompileCache};
 use crate::cancellation::CallCancellation;
-use crate::client::ClientLink;
-use crate::engine::{CacheOutcome, CompileCache};
-use crate::grants::Grants;
-use crate::limits::CallLimits;
-use crate::open_guard;
-use crate::sandbox::{CallState, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES, StoreBudget, new_store};
+use crate::contract::types::{Annotations, ToolInfo};
+use crate::contract::{CONTRACT_VERSION, ToolComponentPre};
+use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
+use crate::sandbox::StoreBudget;
+use crate::sandbox::grants::Grants;
 use crate::schema::{SCHEMA_LIMITS, Schema};
-
-/// The version of the `mcp:tool` contract (`wit/`) this host implements.
-pub const CONTRACT_VERSION: &str = "0.2.0";
+use crate::store::{CallState, Guest};
 
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
 const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -68,23 +65,44 @@ pub struct ToolSpec {
     pub needs_approval: Option<bool>,
 }
 
-/// The linker every component is resolved against: WASI 0.2 (with the grants
-/// applied per store), outgoing `wasi:http` and the `mcp:tool` host interfaces.
-pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
-    let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    // Its `open-at`, for regular files and directories only.
-    open_guard::add_to_linker(&mut linker)?;
-    // `wasi:http/types` and `outgoing-handler` only (the rest of the proxy
-    // world is already in WASI). Every request passes `outgoing_http`'s
-    // --allow-host check, so linking it grants nothing by itself.
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    // Interface by interface: the world-level `add_to_linker` would also add
-    // `wasi:io`, which `add_to_linker_async` has already provided.
-    bindings::types::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
-    bindings::cancellation::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
-    bindings::client::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
-    Ok(linker)
+/// Why a component cannot be served. Each says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Not a WebAssembly component at all.
+    #[error("it is not a usable tool component: {0}")]
+    NotAComponent(&'static str),
+    /// wasmtime could not compile it.
+    #[error("it failed to compile: {0}")]
+    Compile(String),
+    /// It needs more memories, tables or instances than a call may hold.
+    #[error(
+        "it is refused: {0}. A call may hold at most {MAX_MEMORIES} memories, {MAX_TABLES} tables \
+         and {MAX_CORE_INSTANCES} core instances"
+    )]
+    TooLarge(String),
+    /// It was built against an incompatible version of `mcp:tool`.
+    #[error(
+        "it was built against another version of the mcp:tool contract (it uses `{found}`); this \
+         host implements mcp:tool@{CONTRACT_VERSION}: rebuild the component against this host's wit/ \
+         (`mcp-wasm-host wit DIR` writes it)"
+    )]
+    ContractVersion {
+        /// The import or export that names the other version.
+        found: String,
+    },
+    /// It imports something the host does not provide.
+    #[error(
+        "it needs an import the host does not provide: {0}\n\
+         The host provides WASI 0.2 (files, environment and outgoing wasi:http only as granted; \
+         no raw sockets) and mcp:tool/client, mcp:tool/cancellation."
+    )]
+    MissingImport(String),
+    /// It does not export the `tool` interface.
+    #[error(
+        "it does not implement the mcp:tool contract (it must export mcp:tool/tool@0.2.x; build it \
+         against wit/ with world `tool-component`): {0}"
+    )]
+    NotATool(String),
 }
 
 impl ToolComponent {
@@ -98,20 +116,17 @@ impl ToolComponent {
     ) -> Result<ToolComponent> {
         let shown = path.display();
         let bytes = std::fs::read(path).with_context(|| format!("cannot read component {shown}"))?;
-        check_is_component(&bytes).with_context(|| format!("{shown} is not a usable tool component"))?;
+        check_is_component(&bytes).with_context(|| shown.to_string())?;
 
         let started = Instant::now();
-        let (component, cache_outcome) = cache.load(engine, &bytes).map_err(|err| {
-            let text = format!("{err:#}");
-            if text.contains("exceeds the configured maximum") {
-                // The pool's per-component caps: say what the host allows.
-                return anyhow!(
-                    "{shown} is refused: {text}. A call may hold at most {MAX_MEMORIES} memories, \
-                     {MAX_TABLES} tables and {MAX_CORE_INSTANCES} core instances"
-                );
-            }
-            anyhow!("{shown} failed to compile: {text}")
-        })?;
+        // Compiling takes seconds for a large component: not on an async worker.
+        let (component, cache_outcome) = {
+            let (engine, cache) = (engine.clone(), cache.clone());
+            tokio::task::spawn_blocking(move || compile(&engine, &cache, &bytes))
+                .await
+                .context("the compile thread failed")?
+                .with_context(|| shown.to_string())?
+        };
         tracing::debug!(
             component = %shown,
             cache = ?cache_outcome,
@@ -121,29 +136,14 @@ impl ToolComponent {
         if cache_outcome == CacheOutcome::Miss {
             tracing::info!(component = %shown, "compiled and cached");
         }
-
-        let instance_pre = linker.instantiate_pre(&component).map_err(|err| {
-            let text = format!("{err:#}");
-            if text.contains("mcp:tool/") && !text.contains(&format!("@{CONTRACT_VERSION}")) {
-                return anyhow!(
-                    "{shown} was built against another version of the mcp:tool contract \
-                     ({text}); this host implements mcp:tool@{CONTRACT_VERSION}: rebuild the \
-                     component against this host's wit/"
-                );
-            }
-            anyhow!(
-                "{shown} needs an import the host does not provide: {err:#}\n\
-                 The host provides WASI 0.2 (files, environment and outgoing wasi:http \
-                 only as granted; no raw sockets) and mcp:tool/client, mcp:tool/cancellation."
-            )
-        })?;
-        let pre = ToolComponentPre::new(instance_pre).map_err(|err| {
-            anyhow!(
-                "{shown} does not implement the mcp:tool contract \
-                 (it must export mcp:tool/tool@0.2.x; build it against wit/ \
-                 with world `tool-component`): {err:#}"
-            )
-        })?;
+        check_contract_version(&component, engine).with_context(|| shown.to_string())?;
+        let instance_pre = linker
+            .instantiate_pre(&component)
+            .map_err(|err| LoadError::MissingImport(format!("{err:#}")))
+            .with_context(|| shown.to_string())?;
+        let pre = ToolComponentPre::new(instance_pre)
+            .map_err(|err| LoadError::NotATool(format!("{err:#}")))
+            .with_context(|| shown.to_string())?;
 
         let name = path
             .file_stem()
@@ -176,19 +176,71 @@ impl ToolComponent {
     }
 }
 
+/// Compiles `bytes` (or loads them from `cache`).
+fn compile(
+    engine: &Engine,
+    cache: &CompileCache,
+    bytes: &[u8],
+) -> Result<(Component, CacheOutcome), LoadError> {
+    cache.load(engine, bytes).map_err(|err| {
+        let text = format!("{err:#}");
+        // The pool's per-component caps, as wasmtime words them.
+        if text.contains("exceeds the configured maximum") {
+            LoadError::TooLarge(text)
+        } else {
+            LoadError::Compile(text)
+        }
+    })
+}
+
+/// Refuses a component whose `mcp:tool` imports or exports name a version
+/// this host cannot serve, read from the component's own type. Within
+/// 0.2, patch versions only add: a tool built against 0.2.x with x above
+/// the host's may use what the host lacks.
+fn check_contract_version(component: &Component, engine: &Engine) -> Result<(), LoadError> {
+    let ty = component.component_type();
+    let names = ty.imports(engine).map(|(name, _)| name).chain(ty.exports(engine).map(|(name, _)| name));
+    for name in names {
+        let Some(version) =
+            name.strip_prefix("mcp:tool/").and_then(|rest| rest.split_once('@')).map(|(_, v)| v)
+        else {
+            continue;
+        };
+        if !serves_version(version) {
+            return Err(LoadError::ContractVersion { found: name.to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// Whether a tool built against contract `version` runs on this host: the
+/// same major and minor (0.x: minor is breaking), a patch no newer.
+fn serves_version(version: &str) -> bool {
+    let parse = |v: &str| -> Option<(u64, u64, u64)> {
+        let mut parts = v.split('.').map(|part| part.parse::<u64>().ok());
+        Some((parts.next()??, parts.next()??, parts.next()??))
+    };
+    match (parse(version), parse(CONTRACT_VERSION)) {
+        (Some((major, minor, patch)), Some((ours_major, ours_minor, ours_patch))) => {
+            major == ours_major && minor == ours_minor && patch <= ours_patch
+        }
+        _ => false,
+    }
+}
+
 /// Tells a core module, a component and a non-wasm file apart, so the error
 /// says what the user actually has.
-fn check_is_component(bytes: &[u8]) -> Result<()> {
+fn check_is_component(bytes: &[u8]) -> Result<(), LoadError> {
     const MAGIC: &[u8] = b"\0asm";
     if bytes.len() < 8 || &bytes[..4] != MAGIC {
-        bail!("not a WebAssembly file");
+        return Err(LoadError::NotAComponent("not a WebAssembly file"));
     }
     // Bytes 4..8: version (2 bytes) and layer (2 bytes); layer 1 = component.
     if bytes[6..8] != [1, 0] {
-        bail!(
+        return Err(LoadError::NotAComponent(
             "it is a core WebAssembly module, not a component; build tools with \
-             `cargo component build` or `cargo build --target wasm32-wasip2`"
-        );
+             `cargo component build` or `cargo build --target wasm32-wasip2`",
+        ));
     }
     Ok(())
 }
@@ -200,19 +252,17 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Resul
         time_limit: LIST_TOOLS_TIMEOUT,
         ..StoreBudget::for_call(&CallLimits::default())
     };
-    let mut store = new_store(
+    let channel = CallChannel::detached(Arc::default());
+    let mut guest = Guest::new(
         engine,
+        pre,
         &Grants::default(),
         &budget,
         CallCancellation::new(),
         Arc::from("list-tools"),
-        ClientLink::detached(Arc::default()),
+        channel,
     )?;
-    let run = async {
-        let instance = pre.instantiate_async(&mut store).await?;
-        instance.mcp_tool_tool().call_list_tools(&mut store).await
-    };
-    match tokio::time::timeout(LIST_TOOLS_TIMEOUT, run).await {
+    match tokio::time::timeout(LIST_TOOLS_TIMEOUT, guest.list_tools()).await {
         Ok(result) => Ok(result?),
         Err(_) => bail!("it did not return within {LIST_TOOLS_TIMEOUT:?}"),
     }
@@ -328,6 +378,38 @@ mod tests {
         assert!(ToolSpec::from_info(info.clone()).is_err());
         info.input_schema = "{not json".into();
         assert!(ToolSpec::from_info(info).is_err());
+    }
+
+    #[test]
+    fn only_the_same_minor_and_no_newer_patch_of_the_contract_is_served() {
+        assert!(serves_version(CONTRACT_VERSION));
+        assert!(!serves_version("0.1.0"), "0.x minors break");
+        assert!(!serves_version("0.3.0"));
+        assert!(!serves_version("1.2.0"));
+        assert!(!serves_version("0.2.99"), "a newer patch may use what this host lacks");
+        assert!(!serves_version("0.2"));
+        assert!(!serves_version("garbage"));
+    }
+
+    /// The check reads the component's own type: a component importing
+    /// `mcp:tool/client` at another version is refused by name, before any
+    /// linking.
+    #[test]
+    fn a_component_built_against_another_contract_is_refused_by_its_type() {
+        let engine = Engine::default();
+        let wat = r#"(component
+            (import "mcp:tool/client@0.1.0" (instance))
+            (import "wasi:cli/environment@0.2.6" (instance)))"#;
+        let component = Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let err = check_contract_version(&component, &engine).unwrap_err();
+        assert!(
+            matches!(&err, LoadError::ContractVersion { found } if found == "mcp:tool/client@0.1.0"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("mcp-wasm-host wit DIR"), "{err}");
+        let current = format!(r#"(component (import "mcp:tool/client@{CONTRACT_VERSION}" (instance)))"#);
+        let component = Component::new(&engine, wat::parse_str(&current).unwrap()).unwrap();
+        assert!(check_contract_version(&component, &engine).is_ok());
     }
 
     #[test]

@@ -33,7 +33,6 @@
 //! get `[defaults]` too. Every mistake in the file — bad syntax, an unknown
 //! key, a value that does not parse — is an error at start naming the line.
 
-use std::collections::BTreeSet;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -44,8 +43,8 @@ use serde::{Deserialize, Deserializer};
 
 use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::cli::ServeArgs;
-use crate::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
 use crate::limits::{CallLimits, parse_bytes, parse_duration};
+use crate::sandbox::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -305,7 +304,7 @@ fn component(
             max_notification_bytes: pick!(max_notification_bytes),
             max_guest_output: pick!(max_guest_output),
         },
-        approvals: ApprovalRules { require: pick!(require_approval), waive: pick!(no_approval) },
+        approvals: ApprovalRules { require: pick!(require_approval), no_approval: pick!(no_approval) },
     }
 }
 
@@ -357,15 +356,6 @@ where
         .map(|text| text.parse().map_err(D::Error::custom))
         .collect::<Result<Vec<T>, _>>()
         .map(Some)
-}
-
-/// The names of the options given on the command line, by clap id.
-pub fn given_on_command_line(matches: &clap::ArgMatches) -> BTreeSet<String> {
-    matches
-        .ids()
-        .filter(|id| matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
-        .map(|id| id.to_string())
-        .collect()
 }
 
 #[cfg(test)]

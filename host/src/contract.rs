@@ -1,9 +1,46 @@
-//! The `mcp:tool` contract this binary speaks, embedded at build time, so a
-//! tool author can get it without the repository: `mcp-wasm-host wit [DIR]`.
+//! The `mcp:tool` contract (`wit/`) this binary speaks: its Rust types,
+//! generated at build time by wasmtime's `bindgen!`, and its text, embedded
+//! so a tool author can get it without the repository
+//! (`mcp-wasm-host wit [DIR]`).
+//!
+//! This module only describes the contract; the host's side of each
+//! interface is in [`crate::wit`].
 
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
+
+/// The version of the `mcp:tool` contract this host implements.
+pub const CONTRACT_VERSION: &str = "0.2.0";
+
+/// The generated bindings. In a module of their own because `bindgen!` puts
+/// the resources a world `use`s at the module root.
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "mcp:tool/tool-component",
+        // Host imports may fail (e.g. a stale resource handle): that traps the
+        // guest. `client` functions wait on the MCP client, so they are async.
+        imports: {
+            "mcp:tool/client": async | trappable,
+            default: trappable,
+        },
+        // Exports run as async calls so a call can be interrupted at epoch yields
+        // and abandoned while parked in an async host call.
+        exports: { default: async },
+        // No `with` for the `cancelled` resource: its handle type is the
+        // generated `Cancelled`, and the table entry behind it is the call's
+        // stop signal (see `crate::wit::cancellation`). This keeps the
+        // contract's types free of host code.
+        with: {
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+        },
+    });
+}
+
+pub use bindings::exports::mcp::tool::tool as tool_export;
+pub use bindings::mcp::tool::{cancellation, client, types};
+pub use bindings::{ToolComponent as ToolComponentBindings, ToolComponentPre};
 
 /// Every file of `wit/`, by its path inside that folder.
 pub const FILES: [(&str, &str); 5] = [

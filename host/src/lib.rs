@@ -1,89 +1,79 @@
 //! mcp-wasm-host: an MCP server whose tools are sandboxed WebAssembly components.
 //!
-//! The path of a tool call, top to bottom:
+//! The path of a tool call, top to bottom, one folder or file per job:
 //!
-//! - [`shutdown`] / [`http`]: the transports — stdio (stdin EOF and signals
-//!   stop every call) or Streamable HTTP;
-//! - [`server`]: MCP `tools/list` / `tools/call` (rmcp), argument validation,
-//!   outcome → MCP result (with [`content`]), the status resource;
-//! - [`approval`]: which calls need the user's yes first, and how it is asked;
-//! - [`paused`]: calls paused across requests under a lease (2026-07-28);
-//! - [`call`]: one call's life: approval, a slot, run, cancel, grace, forced
-//!   stop, cleanup (with [`limits`] naming what was exceeded);
-//! - [`cancellation`]: the per-call stop signal, also the guest's `cancelled`;
-//! - [`client`]: what a guest asks of the MCP client (log, progress,
-//!   elicitation, sampling), withdrawn when its call stops, with [`notify`]
-//!   sending its log records and progress in order, bounded;
-//! - [`sandbox`]: the store a call runs in, with the user's grants and limits;
-//! - [`grants`]: what the user granted (directories, environment, hosts);
-//! - [`open_guard`]: only regular files and directories open in a grant;
-//! - [`guest_output`]: a call's stdout and stderr, capped, into the host's log;
-//! - [`outgoing_http`]: `wasi:http` requests, sent only to granted hosts, at
-//!   addresses the host resolved and checked;
-//! - [`priority`]: guest code runs below the protocol threads;
-//! - [`config`]: `--config tools.toml` merged with the command line;
-//! - [`component`]: loading and checking a component and its tools;
-//! - [`schema`]: tool schemas bounded at load, checks bounded at run time;
-//! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
-//! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
-//! - [`contract`]: the same contract's WIT text, for `mcp-wasm-host wit`;
-//! - [`stats`]: live counts, so tests and operators can see nothing leaks.
+//! - [`transport`]: stdio (stdin EOF and signals stop every call) or
+//!   Streamable HTTP, bounded;
+//! - [`mcp`]: the rmcp handler, which only dispatches; routing and argument
+//!   validation (`mcp/tools`); the three ways a call travels
+//!   (`mcp/mode/{request,rounds,task}`); outcome → MCP result (`mcp/result`);
+//!   the status resource;
+//! - [`call`]: one call's life — approval, a slot, run, stop (`call/stop`),
+//!   cleanup — and its outcome classified in one place (`call/outcome`);
+//! - [`approval`]: which calls need the user's yes, the question, the verdict;
+//! - [`ask`]: a call's channel to the user — log and progress notifications,
+//!   questions withdrawn when the call stops;
+//! - [`store`]: the data of a call's wasmtime store, handing each WIT
+//!   interface its view, and the one place guest code is run;
+//! - [`wit`]: the host side of each `mcp:tool` interface (`types`,
+//!   `cancellation`, `client`), over the contract's types in [`contract`];
+//! - [`cancellation`]: the per-call stop signal the guest sees as `cancelled`;
+//! - [`sandbox`]: what a store grants and bounds — WASI with the user's
+//!   grants, outgoing HTTP to granted hosts only, regular files only, the
+//!   memory budget, guest output, and the lowered guest threads.
+//!
+//! Beside the path: [`cli`] and [`config`] (the command line merged with
+//! `--config`), [`component`] (loading and checking a component),
+//! [`schema`] (schemas bounded at load, checks bounded at run time),
+//! [`engine`] and [`cache`] (the wasmtime engine, epoch ticker, compile
+//! cache), [`limits`] (what a call may use, named in messages) and
+//! [`stats`] (live counts, so tests and operators can see nothing leaks).
 
-pub mod approval;
-pub mod bindings;
-pub mod call;
-pub mod cancellation;
+mod approval;
+mod ask;
+mod cache;
+mod call;
+mod cancellation;
 pub mod cli;
-pub mod client;
-pub mod component;
-pub mod config;
-pub mod content;
+mod component;
+mod config;
 pub mod contract;
-pub mod engine;
-pub mod grants;
-pub mod guest_output;
-pub mod http;
-pub mod limits;
-pub(crate) mod notify;
-pub mod open_guard;
-pub mod outgoing_http;
-pub mod paused;
-pub mod priority;
-pub mod sandbox;
-pub mod schema;
-pub mod server;
-pub mod shutdown;
-pub mod stats;
+mod engine;
+mod limits;
+mod mcp;
+mod sandbox;
+mod schema;
+mod stats;
+mod store;
+mod transport;
+mod wit;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::ask::AskPolicy;
+use crate::cache::CompileCache;
 use crate::call::CallRunner;
 use crate::cli::ServeArgs;
-use crate::component::{ToolComponent, host_linker};
-use crate::config::ComponentSettings;
-use crate::engine::{CompileCache, EngineSettings, build_engine, start_epoch_ticker};
-use crate::server::ToolServer;
-use crate::shutdown::EofWatch;
+use crate::component::ToolComponent;
+use crate::config::{ComponentSettings, Settings};
+use crate::engine::{EngineSettings, build_engine, start_epoch_ticker};
+use crate::mcp::ToolServer;
+use crate::sandbox::grants;
 use crate::stats::Stats;
-
-/// How long the process waits, after shutdown starts, for calls to stop and
-/// clean up before it exits anyway.
-const SHUTDOWN_BUDGET: Duration = Duration::from_millis(900);
+use crate::store::host_linker;
 
 /// Loads the components named in `args` (and its `--config` file) and
 /// builds the server for them, without serving yet. Every configuration
 /// error surfaces here.
-pub async fn build_server(
+pub(crate) async fn build_server(
     args: &ServeArgs,
+    settings: Settings,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<ToolServer> {
-    let settings = config::resolve(args)?;
     if settings.components.is_empty() {
         anyhow::bail!("no components to serve: give --component PATH, or [[component]] entries in --config");
     }
@@ -132,13 +122,13 @@ pub async fn build_server(
         components.push(component);
     }
     let runner = CallRunner::new(engine, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
-    let client_policy = client::ClientPolicy {
-        request_timeout: server.elicitation_timeout,
-        max_requests_per_call: server.max_questions,
+    let ask_policy = AskPolicy {
+        elicitation_timeout: server.elicitation_timeout,
+        max_questions: server.max_questions,
         approval_timeout: server.approval_timeout,
         paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
     };
-    ToolServer::new(components, runner, client_policy)
+    ToolServer::new(components, runner, ask_policy)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -170,81 +160,26 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     raise_open_file_limit();
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
-    let server = build_server(args, shutdown.clone(), stats.clone()).await?;
+    let settings = config::resolve(args)?;
+    let limits = settings.server.clone();
+    let server = build_server(args, settings, shutdown.clone(), stats.clone()).await?;
     tracing::info!(tools = server.tools().len(), "loaded");
     match args.http {
-        Some(addr) => serve_http(server, args, addr, shutdown, stats).await,
-        None => serve_stdio(server, shutdown, stats).await,
-    }
-}
-
-async fn serve_http(
-    server: ToolServer,
-    args: &ServeArgs,
-    addr: std::net::SocketAddr,
-    shutdown: CancellationToken,
-    stats: Arc<Stats>,
-) -> Result<()> {
-    // The file was read and checked in `build_server` already; this reads
-    // its [server] table again for the HTTP limits.
-    let limits = config::resolve(args)?.server;
-    let options = http::HttpOptions {
-        addr,
-        allowed_hosts: args.http_allowed_hosts.clone(),
-        allowed_origins: args.http_allowed_origins.clone(),
-        max_sessions: limits.max_sessions as usize,
-        idle_timeout: limits.http_idle_timeout,
-        header_timeout: limits.http_header_timeout,
-        body_timeout: limits.http_body_timeout,
-        max_connections: limits.max_connections as usize,
-    };
-    let serving = http::serve(server, options, shutdown.clone());
-    tokio::pin!(serving);
-    tokio::select! {
-        result = &mut serving => return result,
-        () = shutdown::signal() => shutdown.cancel(),
-    }
-    drain_calls(&stats).await;
-    Ok(())
-}
-
-/// Waits, bounded by [`SHUTDOWN_BUDGET`], for stopped calls to finish their cleanup.
-async fn drain_calls(stats: &Stats) {
-    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
-    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let left = stats.snapshot().live_calls;
-    if left > 0 {
-        tracing::warn!(calls = left, "exiting with calls still stopping");
-    }
-}
-
-/// Serves over stdin/stdout until the client disconnects or a signal arrives.
-/// Every in-flight call is stopped and cleaned up before this returns.
-async fn serve_stdio(server: ToolServer, shutdown: CancellationToken, stats: Arc<Stats>) -> Result<()> {
-    let input = EofWatch::new(tokio::io::stdin(), shutdown.clone());
-    let running = tokio::select! {
-        running = server.serve((input, tokio::io::stdout())) => {
-            running.context("the MCP session did not start")?
+        Some(addr) => {
+            let options = transport::http::HttpOptions {
+                addr,
+                allowed_hosts: args.http_allowed_hosts.clone(),
+                allowed_origins: args.http_allowed_origins.clone(),
+                max_sessions: limits.max_sessions as usize,
+                idle_timeout: limits.http_idle_timeout,
+                header_timeout: limits.http_header_timeout,
+                body_timeout: limits.http_body_timeout,
+                max_connections: limits.max_connections as usize,
+            };
+            transport::http::serve_until_signal(server, options, shutdown, stats).await
         }
-        () = shutdown::signal() => return Ok(()),
-    };
-    // Keep the session alive while calls stop: dropping it would make rmcp
-    // cancel every request as if the client had, before shutdown is seen.
-    let session = running.waiting();
-    tokio::pin!(session);
-    tokio::select! {
-        quit = &mut session => {
-            tracing::info!(reason = ?quit.ok(), "session ended");
-        }
-        () = shutdown::signal() => shutdown.cancel(),
+        None => transport::stdio::serve(server, shutdown, stats).await,
     }
-    // Whatever ended the session, stop what is still running and give the
-    // calls a bounded time to stop and clean up.
-    shutdown.cancel();
-    drain_calls(&stats).await;
-    Ok(())
 }
 
 /// `inspect`: loads a component and returns its tools as `tools/list` shows them.
@@ -253,6 +188,7 @@ pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
     // later `serve` with default flags loads.
     let cli = cli::Cli::parse_args(["mcp-wasm-host".as_ref(), "--component".as_ref(), path.as_os_str()])?;
     let args = cli.serve;
-    let server = build_server(&args, CancellationToken::new(), Arc::default()).await?;
+    let settings = config::resolve(&args)?;
+    let server = build_server(&args, settings, CancellationToken::new(), Arc::default()).await?;
     Ok(serde_json::json!({ "tools": server.tools() }))
 }

@@ -60,6 +60,14 @@ impl Default for CallLimits {
     }
 }
 
+/// Memories, tables and instances one call's store may hold; the pool caps
+/// the same per component, so a component beyond them is refused at load.
+pub const MAX_MEMORIES: usize = 4;
+/// See [`MAX_MEMORIES`].
+pub const MAX_TABLES: usize = 16;
+/// See [`MAX_MEMORIES`]. Large language runtimes (CPython) link a few dozen.
+pub const MAX_CORE_INSTANCES: usize = 64;
+
 /// A limit a call ran into, as reported to the client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LimitHit {

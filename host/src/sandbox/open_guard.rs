@@ -33,7 +33,9 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
     DescriptorFlags, DescriptorType, ErrorCode, Host as _, HostDescriptor as _, OpenFlags, PathFlags,
 };
 
-use crate::sandbox::CallState;
+use wasmtime_wasi::WasiView;
+
+use super::SandboxView;
 
 /// The `wasi:filesystem/types` instance wasmtime-wasi 48 defines (guests
 /// importing an older 0.2 version are linked to it too).
@@ -43,12 +45,11 @@ type OpenAtParams = (Resource<Descriptor>, PathFlags, String, OpenFlags, Descrip
 
 /// Replaces wasmtime-wasi's `[method]descriptor.open-at` with
 /// [`open_at`]. Call after `wasmtime_wasi::p2::add_to_linker_async`.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> Result<()> {
+pub fn add_to_linker<T: SandboxView + WasiView + 'static>(linker: &mut Linker<T>) -> Result<()> {
     linker.allow_shadowing(true);
     linker.instance(FILESYSTEM_TYPES)?.func_wrap_async(
         "[method]descriptor.open-at",
-        |mut store: StoreContextMut<'_, CallState>,
-         (dir, path_flags, path, open_flags, flags): OpenAtParams| {
+        |mut store: StoreContextMut<'_, T>, (dir, path_flags, path, open_flags, flags): OpenAtParams| {
             Box::new(async move {
                 Ok((open_at(store.data_mut(), dir, path_flags, path, open_flags, flags).await?,))
             })
@@ -59,15 +60,15 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> Result<()> {
 }
 
 /// `open-at`, for regular files and directories only.
-async fn open_at(
-    state: &mut CallState,
+async fn open_at<T: SandboxView + WasiView>(
+    state: &mut T,
     dir: Resource<Descriptor>,
     path_flags: PathFlags,
     path: String,
     open_flags: OpenFlags,
     flags: DescriptorFlags,
 ) -> wasmtime::Result<Result<Resource<Descriptor>, ErrorCode>> {
-    let call_id = state.call_id.clone();
+    let call_id = state.sandbox().call_id().clone();
     let mut fs = state.filesystem();
     // A borrow of the same handle: `stat-at` must not consume the guest's.
     let same_dir = Resource::new_borrow(dir.rep());

@@ -2,9 +2,9 @@
 //!
 //! 0. if the tool needs the user's approval, the user is asked first; no
 //!    answer in time is a decline, and nothing has run;
-//! 1. a fresh store and instance from the pre-instantiated component;
+//! 1. a fresh store and instance of the pre-instantiated component;
 //! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
-//!    and host shutdown — whichever comes first flips the call's
+//!    and host shutdown ([`stop`]) — whichever comes first flips the call's
 //!    `cancelled` resource (a cancel or shutdown also bumps the epoch, so a
 //!    computing guest returns to the host at once);
 //! 3. the guest gets `--cancel-grace` to return by itself; after that the
@@ -14,58 +14,41 @@
 //! 5. for every call that did not return normally, `tool.cleanup` runs in a
 //!    new store and instance with its own fuel and deadline.
 //!
-//! The outcome is returned in the host's own terms; `server` maps it to MCP.
+//! The outcome is classified in [`outcome`], in the host's own terms; `mcp`
+//! maps it to MCP.
+
+mod outcome;
+mod stop;
 
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use wasmtime::{Engine, Trap};
+use wasmtime::Engine;
 
 use crate::approval::ApprovalQuestion;
-use crate::bindings::types::{CallError, CallResult};
-use crate::cancellation::{CallCancellation, GuestCancelled, StopReason};
-use crate::client::ClientLink;
+use crate::ask::CallChannel;
+use crate::cancellation::CallCancellation;
 use crate::component::ToolComponent;
-use crate::guest_output::escape_controls;
-use crate::limits::{CallLimits, LimitHit};
-use crate::priority::at_guest_priority;
-use crate::sandbox::{StoreBudget, new_store};
+use crate::contract::types::{CallResult, StopReason};
+use crate::limits::HumanDuration;
+use crate::sandbox::StoreBudget;
+use crate::sandbox::guest_output::escape_controls;
+use crate::sandbox::guest_pool::at_guest_priority;
 use crate::schema::{CheckFailure, Checker};
 use crate::stats::Stats;
+use crate::store::Guest;
+use crate::wit::types::stop_reason_name;
 
-/// How a call ended, in the host's terms.
-#[derive(Debug)]
-pub enum CallOutcome {
-    /// The tool returned a result or its own error.
-    Returned(Result<CallResult, CallError>),
-    /// The client cancelled the call or the host is shutting down: nobody is
-    /// waiting for a result.
-    Stopped(StopReason),
-    /// The call was stopped at a limit (fuel, memory, stack, deadline).
-    LimitHit(LimitHit),
-    /// The guest trapped (a panic, an abort, a bug); the text says how.
-    Crashed(String),
-    /// The tool needed the user's approval and did not get it; it never ran.
-    /// The text says why (declined, no answer in time, no way to ask).
-    Declined(String),
-    /// The tool returned a result that breaks its own output schema; the
-    /// text says how (the first violation).
-    BadOutput(String),
-}
+pub use outcome::CallOutcome;
+pub use stop::CallSignals;
 
-/// What can stop a call from outside, besides the host shutting down.
-#[derive(Clone, Debug, Default)]
-pub struct CallSignals {
-    /// Fires when the client cancels the request (or the task).
-    pub client_cancel: CancellationToken,
-    /// Fires when the call was paused and its lease ran out unanswered.
-    pub unanswered: CancellationToken,
-}
+use outcome::{CleanupOutcome, classify};
+use stop::{StopSignals, stop_or_finish};
 
 /// Runs calls. One per server; shared by all concurrent calls.
 pub struct CallRunner {
@@ -80,7 +63,7 @@ pub struct CallRunner {
     /// always finds a free slot.
     slots: Semaphore,
     /// Checks results against output schemas (and arguments against input
-    /// schemas, for the server), off the async workers when costly.
+    /// schemas, for the MCP side), off the async workers when costly.
     checker: Checker,
 }
 
@@ -102,9 +85,6 @@ struct GuestEnd {
     /// Log records and progress reports the rate limits dropped.
     dropped_notes: u64,
 }
-
-/// What the guest's `tool.call` came back with, before classification.
-type GuestResult = wasmtime::Result<Result<CallResult, CallError>>;
 
 impl CallRunner {
     /// A runner whose calls stop on `shutdown`. Each call gets the grants
@@ -135,6 +115,14 @@ impl CallRunner {
         &self.stats
     }
 
+    /// Makes every computing guest yield to the host now rather than at the
+    /// next epoch tick, so a cancel or shutdown is seen at once. Called when
+    /// a client's `notifications/cancelled` arrives (after rmcp has fired the
+    /// request's token) and when shutdown starts.
+    pub fn interrupt_guests(&self) {
+        self.engine.increment_epoch();
+    }
+
     /// Runs `tool` of `component` with `arguments` (a JSON object, already
     /// validated), until it returns or is stopped, and its cleanup is done.
     /// With `approval`, the user is asked first and the tool runs only on a yes.
@@ -144,18 +132,18 @@ impl CallRunner {
         tool: &str,
         arguments: &str,
         signals: CallSignals,
-        mut client: ClientLink,
+        mut channel: CallChannel,
         approval: Option<ApprovalQuestion>,
     ) -> CallOutcome {
         let _live = self.stats.call();
         let limits = &component.limits;
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
         let cancellation = CallCancellation::new();
-        client.limit_payloads(limits);
+        channel.limit_payloads(limits);
         if let Some(question) = approval
-            && let Err(outcome) = self.await_approval(question, &mut client, &cancellation, &signals).await
+            && let Err(outcome) = self.await_approval(question, &mut channel, &cancellation, &signals).await
         {
-            let stop_reason = cancellation.reason().map(StopReason::as_str);
+            let stop_reason = cancellation.reason().map(stop_reason_name);
             tracing::info!(
                 call_id = &*call_id,
                 tool,
@@ -165,11 +153,10 @@ impl CallRunner {
             );
             return outcome;
         }
-        let CallSignals { client_cancel, unanswered } = signals;
         // Past --max-concurrent-calls, a call waits its turn (still cancellable).
         let _slot = tokio::select! {
             slot = self.slots.acquire() => slot.expect("the call semaphore is never closed"),
-            () = client_cancel.cancelled() => {
+            () = signals.client_cancel.cancelled() => {
                 tracing::info!(call_id = &*call_id, tool, outcome = "stopped", stop_reason = "client-cancelled", "call ended before it started");
                 return CallOutcome::Stopped(StopReason::ClientCancelled);
             }
@@ -177,18 +164,13 @@ impl CallRunner {
         };
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + limits.timeout;
-        let stop = StopSignals {
-            client_cancel,
-            unanswered,
-            shutdown: self.shutdown.clone(),
-            deadline,
-            grace: limits.cancel_grace,
-        };
+        let stop =
+            StopSignals { signals, shutdown: self.shutdown.clone(), deadline, grace: limits.cancel_grace };
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes } =
-            self.run_guest(&call, tool, arguments, stop, client).await;
+            self.run_guest(&call, tool, arguments, stop, channel).await;
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome
@@ -206,7 +188,7 @@ impl CallRunner {
             call_id = &*call_id,
             tool,
             outcome = outcome.label(),
-            stop_reason = cancellation.reason().map(StopReason::as_str),
+            stop_reason = cancellation.reason().map(stop_reason_name),
             forced,
             dropped_notes,
             stop_ms,
@@ -222,11 +204,11 @@ impl CallRunner {
     async fn await_approval(
         &self,
         question: ApprovalQuestion,
-        client: &mut ClientLink,
+        channel: &mut CallChannel,
         cancellation: &CallCancellation,
         signals: &CallSignals,
     ) -> Result<(), CallOutcome> {
-        let mut asking = pin!(client.approve(question, cancellation));
+        let mut asking = pin!(channel.approve(question, cancellation));
         let stop = tokio::select! {
             biased;
             verdict = asking.as_mut() => return verdict.map_err(CallOutcome::Declined),
@@ -247,20 +229,22 @@ impl CallRunner {
         tool: &str,
         arguments: &str,
         stop: StopSignals,
-        client: ClientLink,
+        channel: CallChannel,
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
         let budget = StoreBudget::for_call(limits);
-        let mut store = match new_store(
+        let made = Guest::new(
             &self.engine,
+            &component.pre,
             &component.grants,
             &budget,
             cancellation.clone(),
             call_id.clone(),
-            client,
-        ) {
-            Ok(store) => store,
+            channel,
+        );
+        let mut guest = match made {
+            Ok(guest) => guest,
             Err(err) => {
                 let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
                 return GuestEnd { outcome, needs_cleanup: None, forced: false, dropped_notes: 0 };
@@ -269,23 +253,18 @@ impl CallRunner {
         let store_live = self.stats.store();
         let deadline = stop.deadline;
 
-        let result: Option<GuestResult> = {
-            let guest = pin!(at_guest_priority(async {
-                let instance = component.pre.instantiate_async(&mut store).await?;
-                let cancelled = store.data_mut().table.push(GuestCancelled(cancellation.clone()))?;
-                let (call_id, tool, arguments) =
-                    (call_id.to_string(), tool.to_string(), arguments.to_string());
-                instance.mcp_tool_tool().call_call(&mut store, &call_id, &tool, &arguments, cancelled).await
-            }));
-            stop_or_finish(guest, cancellation, stop).await
+        let result = {
+            let run = pin!(at_guest_priority(guest.call(call_id, tool, arguments)));
+            stop_or_finish(run, cancellation, stop).await
             // The guest future is dropped here: a guest still running is stopped.
         };
-        let memory_hit = store.data().memory.was_hit();
-        let mut dropped_notes = store.data().client.dropped();
+        let memory_hit = guest.state().memory_was_hit();
+        let channel = guest.state().channel();
+        let mut dropped_notes = channel.dropped();
         let returned_normally = matches!(result, Some(Ok(_))) && cancellation.reason().is_none();
         // Progress and log notifications precede the result, within what is
         // left of the call's time; a stopped call sends none after the stop.
-        if let Some(notifier) = store.data_mut().client.take_notifier() {
+        if let Some(notifier) = channel.take_notifier() {
             if returned_normally {
                 let abandoned = notifier.finish(deadline).await;
                 if abandoned > 0 {
@@ -303,46 +282,16 @@ impl CallRunner {
         if returned_normally {
             // Resetting the instance's memory takes microseconds; do it off
             // the path of the response.
-            tokio::spawn(async move { drop((store, store_live)) });
+            tokio::spawn(async move { drop((guest, store_live)) });
         } else {
             // Drop the store before cleanup runs, so every handle the call
             // held (files, pollables) is closed when cleanup releases things.
-            drop((store, store_live));
+            drop((guest, store_live));
         }
 
         let forced = result.is_none();
-        let (outcome, needs_cleanup) = match (result, cancellation.reason()) {
-            // Asked to stop and did not return in time: stopped by force.
-            (None, Some(reason)) => (self.stopped(limits, reason), Some(reason)),
-            (None, None) => unreachable!("a call is only abandoned after it was cancelled"),
-            // Asked to stop; the guest said it stopped, or trapped meanwhile.
-            (Some(Ok(Err(CallError::Cancelled))) | Some(Err(_)), Some(reason)) => {
-                (self.stopped(limits, reason), Some(reason))
-            }
-            // Returned a result or its own error — even if a cancel arrived
-            // meanwhile, it finished and released what it held: no cleanup.
-            (Some(Ok(returned)), _) => (self.returned(limits, returned), None),
-            (Some(Err(trap)), None) => {
-                (self.classify_trap(limits, &trap, memory_hit), Some(StopReason::LimitExceeded))
-            }
-        };
+        let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes }
-    }
-
-    /// What the guest returned, unless it is over `--max-output`: a result
-    /// (an `is_error` one too) or the message of the tool's own error.
-    fn returned(&self, limits: &CallLimits, returned: Result<CallResult, CallError>) -> CallOutcome {
-        let size = match &returned {
-            Ok(result) => output_size(result),
-            Err(
-                CallError::Failed(text) | CallError::InvalidArguments(text) | CallError::UnknownTool(text),
-            ) => text.len(),
-            Err(CallError::Cancelled) => 0,
-        };
-        if size > limits.max_output {
-            return CallOutcome::LimitHit(LimitHit::Output(size, limits.max_output));
-        }
-        CallOutcome::Returned(returned)
     }
 
     /// Why a successful result breaks the tool's output schema, if it does.
@@ -369,48 +318,9 @@ impl CallRunner {
             Err(CheckFailure::Invalid(why)) => Some(why),
             Err(CheckFailure::TooSlow(_)) => Some(format!(
                 "checking it took longer than the call had left of its time limit of {} (--timeout)",
-                crate::limits::HumanDuration(component.limits.timeout)
+                HumanDuration(component.limits.timeout)
             )),
         }
-    }
-
-    fn stopped(&self, limits: &CallLimits, reason: StopReason) -> CallOutcome {
-        match reason {
-            StopReason::DeadlineExceeded => CallOutcome::LimitHit(LimitHit::Deadline(limits.timeout)),
-            other => CallOutcome::Stopped(other),
-        }
-    }
-
-    fn classify_trap(&self, limits: &CallLimits, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
-        if memory_hit {
-            return CallOutcome::LimitHit(LimitHit::Memory(limits.max_memory));
-        }
-        if let Some(wasmtime::component::ResourceTableError::Full) = error.downcast_ref() {
-            return CallOutcome::LimitHit(LimitHit::Handles(limits.max_handles));
-        }
-        match error.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => CallOutcome::LimitHit(LimitHit::Fuel(limits.fuel.unwrap_or(u64::MAX))),
-            Some(Trap::StackOverflow) => CallOutcome::LimitHit(LimitHit::Stack),
-            // A Rust tool's stack grows down towards address 0, so overflowing
-            // it usually shows up as this rather than as a stack overflow.
-            Some(Trap::MemoryOutOfBounds) => CallOutcome::Crashed(
-                "wasm trap: out of bounds memory access (also how a Rust tool's stack overflow ends)".into(),
-            ),
-            Some(Trap::UnreachableCodeReached) => CallOutcome::Crashed(
-                "it panicked or aborted (wasm `unreachable`); the host's stderr shows what the tool printed"
-                    .into(),
-            ),
-            Some(trap) => CallOutcome::Crashed(format!("wasm trap: {trap}")),
-            None => CallOutcome::Crashed(format!("{error:#}")),
-        }
-    }
-
-    /// Makes every computing guest yield to the host now rather than at the
-    /// next epoch tick, so a cancel or shutdown is seen at once. Called when
-    /// a client's `notifications/cancelled` arrives (after rmcp has fired the
-    /// request's token) and when shutdown starts.
-    pub fn interrupt_guests(&self) {
-        self.engine.increment_epoch();
     }
 
     /// Runs the component's `cleanup` for `call_id` in a new store.
@@ -423,29 +333,28 @@ impl CallRunner {
         self.stats.cleanup_ran();
         let limits = &component.limits;
         let budget = StoreBudget::for_cleanup(limits);
-        let mut detached = ClientLink::detached(self.stats.clone());
+        let mut detached = CallChannel::detached(self.stats.clone());
         detached.limit_payloads(limits);
-        let mut store = match new_store(
+        let made = Guest::new(
             &self.engine,
+            &component.pre,
             &component.grants,
             &budget,
             CallCancellation::new(),
             call_id.clone(),
             detached,
-        ) {
-            Ok(store) => store,
+        );
+        let mut guest = match made {
+            Ok(guest) => guest,
             Err(err) => {
                 tracing::warn!(call_id = &**call_id, "cannot create a store for cleanup: {err:#}");
                 return CleanupOutcome::Failed;
             }
         };
         let _store_live = self.stats.store();
-        let run = at_guest_priority(async {
-            let instance = component.pre.instantiate_async(&mut store).await?;
-            instance.mcp_tool_tool().call_cleanup(&mut store, call_id, reason.into()).await
-        });
         // A cleanup that loops yields at every epoch tick, so the timeout
-        // fires and dropping `run` stops it.
+        // fires and dropping the run stops it.
+        let run = at_guest_priority(guest.cleanup(call_id, reason));
         match tokio::time::timeout(limits.cleanup_timeout, run).await {
             Ok(Ok(())) => CleanupOutcome::Done,
             Ok(Err(err)) => {
@@ -463,102 +372,6 @@ impl CallRunner {
                 );
                 CleanupOutcome::Failed
             }
-        }
-    }
-}
-
-/// The bytes a result carries to the client, before encoding.
-fn output_size(result: &CallResult) -> usize {
-    use crate::bindings::types::{Content, ResourceBody};
-    let content: usize = result
-        .content
-        .iter()
-        .map(|block| match block {
-            Content::Text(text) => text.len(),
-            Content::Image(media) | Content::Audio(media) => media.data.len(),
-            Content::Embedded(resource) => match &resource.body {
-                ResourceBody::Text(text) => text.len(),
-                ResourceBody::Blob(bytes) => bytes.len(),
-            },
-            Content::ResourceLink(link) => link.uri.len() + link.name.len(),
-        })
-        .sum();
-    content + result.structured_content.as_ref().map_or(0, String::len)
-}
-
-/// What can stop a call, besides the guest returning.
-struct StopSignals {
-    /// Fires when the client cancels the request.
-    client_cancel: CancellationToken,
-    /// Fires when the host shuts down.
-    shutdown: CancellationToken,
-    /// Fires when a paused call's lease runs out unanswered.
-    unanswered: CancellationToken,
-    /// The call's wall-clock limit.
-    deadline: tokio::time::Instant,
-    /// How long the guest may take to return once told to stop.
-    grace: Duration,
-}
-
-/// Waits for the guest to return or for a reason to stop it; then tells the
-/// guest (its `cancelled` flips) and waits up to the grace period for it to
-/// return by itself. `None` means the guest did not return and must be
-/// stopped by dropping it.
-///
-/// A computing guest holds this task until it yields, which it does at every
-/// epoch tick; a client cancel or shutdown also bumps the epoch at once (see
-/// [`CallRunner::interrupt_guests`]), so the stop is noticed within microseconds.
-async fn stop_or_finish(
-    mut guest: std::pin::Pin<&mut impl Future<Output = GuestResult>>,
-    cancellation: &CallCancellation,
-    stop: StopSignals,
-) -> Option<GuestResult> {
-    let reason = tokio::select! {
-        // Poll the guest first: a call that finishes as the cancel arrives
-        // keeps its result.
-        biased;
-        result = guest.as_mut() => return Some(result),
-        // Shutdown before the client's cancel: when the session closes, rmcp
-        // cancels every request too, but the reason is the shutdown.
-        () = stop.shutdown.cancelled() => StopReason::Shutdown,
-        () = stop.client_cancel.cancelled() => StopReason::ClientCancelled,
-        () = stop.unanswered.cancelled() => StopReason::NoAnswer,
-        () = tokio::time::sleep_until(stop.deadline) => StopReason::DeadlineExceeded,
-    };
-    cancellation.cancel(reason);
-    if stop.grace.is_zero() {
-        return None;
-    }
-    tokio::time::timeout(stop.grace, guest).await.ok()
-}
-
-#[derive(Clone, Copy, Debug)]
-enum CleanupOutcome {
-    Done,
-    Failed,
-}
-
-impl CleanupOutcome {
-    fn label(self) -> &'static str {
-        match self {
-            CleanupOutcome::Done => "done",
-            CleanupOutcome::Failed => "failed",
-        }
-    }
-}
-
-impl CallOutcome {
-    /// A short name for logs.
-    pub fn label(&self) -> &'static str {
-        match self {
-            CallOutcome::Returned(Ok(result)) if result.is_error => "tool-error",
-            CallOutcome::Returned(Ok(_)) => "ok",
-            CallOutcome::Returned(Err(_)) => "tool-error",
-            CallOutcome::Stopped(_) => "stopped",
-            CallOutcome::LimitHit(_) => "limit",
-            CallOutcome::Crashed(_) => "crashed",
-            CallOutcome::Declined(_) => "declined",
-            CallOutcome::BadOutput(_) => "bad-output",
         }
     }
 }

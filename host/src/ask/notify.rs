@@ -2,7 +2,7 @@
 //! in order from a task of their own, bounded in number (a queue of
 //! [`QUEUED_NOTES`]) and in time (the drain before the result stops at the
 //! call's deadline), and thinned by [`RateLimit`]s. What a guest may put in
-//! them, and how many bytes, is decided in [`crate::client`].
+//! them, and how many bytes, is decided in [`super::CallChannel`].
 
 // Logging is deprecated in rmcp by SEP-2577 but still part of every
 // protocol version this host serves.

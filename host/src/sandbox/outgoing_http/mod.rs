@@ -33,7 +33,7 @@ use http_body_util::BodyExt;
 use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::grants::{HostGrants, ip_literal};
+use super::grants::{HostGrants, ip_literal};
 
 /// The longest a connection (TCP and TLS) may take to open, whatever the
 /// guest asks: a host that does not answer by then is not going to.

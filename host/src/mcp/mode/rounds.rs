@@ -1,4 +1,4 @@
-//! Calls paused across requests, for protocol 2026-07-28 sessions.
+//! A call in rounds (protocol 2026-07-28): paused across requests.
 //!
 //! There the server sends the client no requests: a call that needs the
 //! user's answer (an approval, an elicitation) returns an `input_required`
@@ -17,27 +17,81 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResponse, ErrorCode, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, InputRequests, InputRequiredResult, InputResponses,
+    ProtocolVersion,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
+use crate::ask::{Delivery, Pause};
 use crate::call::CallSignals;
-use crate::client::Pause;
+use crate::mcp::ToolServer;
+use crate::mcp::tools::CallPlan;
 use crate::stats::{Live, Stats};
+
+/// Whether the session is on protocol 2026-07-28 or later, where the server
+/// sends the client no requests and questions travel in results.
+pub(in crate::mcp) fn speaks_in_rounds(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Starts `plan` in a task of its own and drives it for `context`'s
+/// request: its response, or the `input_required` result of its first pause.
+pub(in crate::mcp) async fn start(
+    server: &ToolServer,
+    plan: CallPlan,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<CallToolResponse, McpError> {
+    let (pauses_tx, pauses) = mpsc::unbounded_channel();
+    let (done_tx, done) = oneshot::channel();
+    let signals = CallSignals::default();
+    let caller = server.caller.clone();
+    let channel =
+        caller.channel(&plan, context, Delivery::Rounds(pauses_tx), context.meta.get_progress_token());
+    let execution = Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone() };
+    tokio::spawn(
+        async move {
+            let response = caller.execute(&plan, signals, channel).await;
+            let _ = done_tx.send(response);
+        }
+        .instrument(span),
+    );
+    server.calls(context).paused.drive(execution, &context.ct).await
+}
+
+/// A follow-up `tools/call` carrying `state` (the `requestState` it was
+/// handed) and the user's answer: resumes that paused call.
+pub(in crate::mcp) async fn resume(
+    server: &ToolServer,
+    state: &str,
+    mut request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<CallToolResponse, McpError> {
+    let responses = request.input_responses.take();
+    let paused = &server.calls(context).paused;
+    paused.resume(state, &request.name, responses, &context.ct).instrument(span).await
+}
 
 /// A call running in its own task, driven by whichever request currently
 /// stands for it.
-pub struct Execution {
+pub(super) struct Execution {
     /// The tool it runs, so a follow-up cannot resume it as another tool.
-    pub tool: String,
+    tool: String,
     /// Where the call's questions arrive.
-    pub pauses: mpsc::UnboundedReceiver<Pause>,
+    pauses: mpsc::UnboundedReceiver<Pause>,
     /// The call's response, once it has one.
-    pub done: oneshot::Receiver<Result<CallToolResponse, McpError>>,
+    done: oneshot::Receiver<Result<CallToolResponse, McpError>>,
     /// How to stop it.
-    pub signals: CallSignals,
+    signals: CallSignals,
 }
 
 /// A paused call and what its answer unblocks.
@@ -52,14 +106,14 @@ struct Lease {
 }
 
 /// Every paused call, by the `requestState` handed to the client.
-pub struct PausedCalls {
+pub(in crate::mcp) struct PausedCalls {
     leases: Mutex<HashMap<String, Lease>>,
     stats: Arc<Stats>,
 }
 
 impl PausedCalls {
     /// An empty table that counts its leases in `stats`.
-    pub fn new(stats: Arc<Stats>) -> Arc<Self> {
+    pub(in crate::mcp) fn new(stats: Arc<Stats>) -> Arc<Self> {
         Arc::new(PausedCalls { leases: Mutex::default(), stats })
     }
 
@@ -67,7 +121,7 @@ impl PausedCalls {
     /// until the call finishes (its response) or pauses (an
     /// `input_required` result, the call held under a lease). A cancelled
     /// request stops the call.
-    pub async fn drive(
+    async fn drive(
         self: &Arc<Self>,
         mut execution: Execution,
         request: &CancellationToken,
@@ -116,7 +170,7 @@ impl PausedCalls {
 
     /// Stops every paused call (its session ended): each is cancelled as
     /// if by the client, and cleans up.
-    pub fn stop_all(&self) {
+    pub(in crate::mcp) fn stop_all(&self) {
         let leases: Vec<Lease> = self.leases.lock().unwrap().drain().map(|(_, lease)| lease).collect();
         for lease in leases {
             lease.expiry.abort();
@@ -130,7 +184,7 @@ impl PausedCalls {
 
     /// Resumes the call paused under `id` with the client's `responses`,
     /// and drives it on for `request`.
-    pub async fn resume(
+    async fn resume(
         self: &Arc<Self>,
         id: &str,
         tool: &str,

@@ -1,4 +1,5 @@
-//! Turning what a guest returned into an MCP `CallToolResult`.
+//! A call's outcome as the MCP response: what the guest returned, or an
+//! `isError` result saying in the user's terms why there is none.
 //!
 //! Guests hand over raw bytes and JSON text; this is where they are
 //! base64-encoded and parsed, and where malformed output becomes an
@@ -6,13 +7,50 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Resource, ResourceContents};
 use serde_json::Value;
 
-use crate::bindings::types::{CallResult, Content, ResourceBody};
+use crate::call::CallOutcome;
+use crate::contract::types::{CallError, CallResult, Content, ResourceBody, StopReason};
+
+/// The response to a call of `tool` that ended with `outcome`.
+pub(super) fn to_response(tool: &str, outcome: CallOutcome) -> Result<CallToolResponse, McpError> {
+    let result: CallToolResult = match outcome {
+        CallOutcome::Returned(Ok(result)) => to_mcp(tool, result),
+        CallOutcome::Returned(Err(error)) => error_result(match error {
+            CallError::Failed(message) => message,
+            CallError::InvalidArguments(message) => format!("invalid arguments: {message}"),
+            CallError::UnknownTool(other) => {
+                format!("component error: `{tool}` was listed but the component does not know `{other}`")
+            }
+            CallError::Cancelled => format!("tool `{tool}` said it was cancelled, but the call was not"),
+        }),
+        // The client asked for no result: rmcp sends nothing for a cancelled
+        // request, so this error never reaches the wire.
+        CallOutcome::Stopped(StopReason::ClientCancelled) => {
+            return Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None));
+        }
+        CallOutcome::Stopped(StopReason::NoAnswer) => error_result(format!(
+            "tool `{tool}` was stopped: it waited for the user's answer longer than its lease (--approval-timeout)"
+        )),
+        CallOutcome::Stopped(_) => {
+            error_result(format!("tool `{tool}` was stopped: the server is shutting down"))
+        }
+        CallOutcome::LimitHit(limit) => error_result(format!("tool `{tool}` was stopped: {limit}")),
+        CallOutcome::Crashed(detail) => error_result(format!("tool `{tool}` crashed: {detail}")),
+        CallOutcome::Declined(why) => {
+            error_result(format!("tool `{tool}` did not run: it needs the user's approval, and {why}"))
+        }
+        CallOutcome::BadOutput(problem) => {
+            error_result(format!("tool `{tool}` returned a result that breaks its output schema: {problem}"))
+        }
+    };
+    Ok(CallToolResponse::Complete(result))
+}
 
 /// Converts a guest's result. `tool` names the tool in error messages.
-pub fn to_mcp(tool: &str, result: CallResult) -> CallToolResult {
+fn to_mcp(tool: &str, result: CallResult) -> CallToolResult {
     let content: Vec<ContentBlock> = result.content.into_iter().map(content_block).collect();
     let structured = match result.structured_content.as_deref().map(serde_json::from_str::<Value>) {
         None => None,
@@ -30,7 +68,7 @@ pub fn to_mcp(tool: &str, result: CallResult) -> CallToolResult {
 }
 
 /// A result with `isError: true` and one text block.
-pub fn error_result(message: impl Into<String>) -> CallToolResult {
+fn error_result(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
@@ -70,7 +108,7 @@ fn content_block(content: Content) -> ContentBlock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::types::{EmbeddedResource, Media};
+    use crate::contract::types::{EmbeddedResource, Media};
 
     fn result(content: Vec<Content>, structured: Option<&str>) -> CallResult {
         CallResult { content, structured_content: structured.map(Into::into), is_error: false }
@@ -103,7 +141,7 @@ mod tests {
     /// a result that serialises, never a panic. Seeded; `FUZZ_SEED` replays.
     #[test]
     fn random_guest_results_always_map_to_a_valid_result() {
-        use crate::bindings::types::ResourceLink;
+        use crate::contract::types::ResourceLink;
         let seed: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(42);
         struct Rng(u64);
         impl Rng {

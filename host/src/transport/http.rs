@@ -35,11 +35,31 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::server::ToolServer;
+use crate::mcp::ToolServer;
+use crate::stats::Stats;
+use crate::transport::signal::{drain_calls, signal};
 use sessions::{BoundedSessions, watch_refusal};
 
+/// Serves until a signal arrives; then stops every call and gives them a
+/// bounded time to clean up.
+pub(crate) async fn serve_until_signal(
+    server: ToolServer,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<()> {
+    let serving = serve(server, options, shutdown.clone());
+    tokio::pin!(serving);
+    tokio::select! {
+        result = &mut serving => return result,
+        () = signal() => shutdown.cancel(),
+    }
+    drain_calls(&stats).await;
+    Ok(())
+}
+
 /// Where and for whom to serve.
-pub struct HttpOptions {
+pub(crate) struct HttpOptions {
     /// The address to listen on.
     pub addr: SocketAddr,
     /// Extra `Host` values to accept besides loopback ones.
@@ -73,7 +93,7 @@ type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<ToolServer, BoundedSessions>;
 
 /// Serves `server` at `http://ADDR/mcp` until `shutdown` fires.
-pub async fn serve(server: ToolServer, options: HttpOptions, shutdown: CancellationToken) -> Result<()> {
+async fn serve(server: ToolServer, options: HttpOptions, shutdown: CancellationToken) -> Result<()> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(String::from).to_vec();
     hosts.extend(options.allowed_hosts);
     let mut origins: Vec<String> =

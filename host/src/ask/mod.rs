@@ -1,0 +1,377 @@
+//! A call's channel to the user, through the MCP client: the log records
+//! and progress its tool sends, and the questions (elicitation, sampling,
+//! approval) it asks.
+//!
+//! The rule here is that nothing outlives its call. Every request sent to
+//! the client is tracked while open; when the call is cancelled, times out
+//! or is dropped mid-wait, the request is withdrawn with
+//! `notifications/cancelled` (rmcp itself sends nothing when a request
+//! future is dropped) and the count of open requests goes back to zero
+//! ([`question`]).
+//!
+//! Questions reach the user one of three ways, chosen per call by the
+//! session ([`Delivery`]): as requests to the client (up to protocol
+//! 2025-11-25), as a paused result that a later `tools/call` answers
+//! (2026-07-28), or as a task's `input_required` status answered by
+//! `tasks/update`. Every wait is bounded, and a paused call counts against
+//! `--max-paused`.
+//!
+//! Everything a tool sends has a size: a log record's data and a progress
+//! message are cut to `--max-log-record`, a question larger than
+//! `--max-question` fails before it reaches the client, and one call's
+//! notifications are bounded in bytes (`--max-notification-bytes`), in
+//! number (a queue of [`notify::QUEUED_NOTES`]) and in time (the call's
+//! deadline, [`notify`]).
+
+// Logging and sampling are deprecated in rmcp by SEP-2577 but still part of
+// every protocol version this host serves.
+#![allow(deprecated)]
+
+mod log_filter;
+mod notify;
+mod question;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientCapabilities, InputRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::Peer;
+use rmcp::task_manager::TaskContext;
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::{CallLimits, HumanBytes, cut_to};
+use crate::sandbox::guest_output::escape_controls;
+use crate::stats::Stats;
+
+pub use log_filter::LogFilter;
+pub use notify::Notifier;
+pub use question::{AskError, Question, form_params};
+
+use notify::{Note, RateLimit};
+
+/// The longest logger name a log record keeps.
+const LONGEST_LOGGER: usize = 256;
+
+/// What a progress report costs against the notification budget besides its
+/// message (the numbers and the token).
+const PROGRESS_OVERHEAD: usize = 64;
+
+/// What a call's guest may send the client, in bytes: its component's limits.
+#[derive(Clone, Copy, Debug)]
+struct PayloadCaps {
+    log_record: usize,
+    question: usize,
+    notification_bytes: usize,
+}
+
+impl From<&CallLimits> for PayloadCaps {
+    fn from(limits: &CallLimits) -> Self {
+        PayloadCaps {
+            log_record: limits.max_log_record,
+            question: limits.max_question,
+            notification_bytes: limits.max_notification_bytes,
+        }
+    }
+}
+
+/// How calls may put questions to the user: set from the command line.
+#[derive(Clone, Debug)]
+pub struct AskPolicy {
+    /// How long an elicitation or sampling request may wait (`--elicitation-timeout`).
+    pub elicitation_timeout: Duration,
+    /// Questions one call may ask (`--max-questions`).
+    pub max_questions: u32,
+    /// How long a call waits for approval, and the longest any pause lasts
+    /// (`--approval-timeout`).
+    pub approval_timeout: Duration,
+    /// One permit per call allowed to wait for the user at once (`--max-paused`).
+    pub paused_slots: Arc<Semaphore>,
+}
+
+impl AskPolicy {
+    /// Nothing may be asked: for stores that serve no client request.
+    fn nothing() -> Self {
+        AskPolicy {
+            elicitation_timeout: Duration::ZERO,
+            max_questions: 0,
+            approval_timeout: Duration::ZERO,
+            paused_slots: Arc::new(Semaphore::new(0)),
+        }
+    }
+}
+
+/// How a call's questions (elicitation, sampling, approval) reach the user.
+pub enum Delivery {
+    /// As requests to the client (`elicitation/create`, ...), withdrawn with
+    /// `notifications/cancelled` when the call stops. Sessions up to 2025-11-25.
+    Requests,
+    /// In the call's result: the call pauses, and a later `tools/call`
+    /// carrying the answer resumes it (protocol 2026-07-28, where servers
+    /// send clients no requests).
+    Rounds(mpsc::UnboundedSender<Pause>),
+    /// As the task's `input_required` status, answered by `tasks/update`.
+    /// The token stops the call when a question's lease runs out (rmcp
+    /// cannot withdraw one pending input, so the task must end instead).
+    Task(TaskContext, CancellationToken),
+}
+
+/// A call paused for the user: what to ask, and where the answer goes.
+pub struct Pause {
+    /// The key the client answers under (`inputResponses`).
+    pub key: String,
+    /// The question.
+    pub request: InputRequest,
+    /// Takes the client's answer (a JSON result, e.g. an `ElicitResult`).
+    /// Dropped unanswered when the pause's lease runs out.
+    pub answer: oneshot::Sender<Value>,
+    /// How long the call may stay paused for this answer.
+    pub lease: Duration,
+}
+
+/// Who the call is and what the user decided about it up front.
+#[derive(Clone, Debug)]
+pub struct CallIdentity {
+    /// The tool being called.
+    pub tool: String,
+    /// The user approved this tool up front (`--no-approval`).
+    pub pre_approved: bool,
+}
+
+/// One call's channel to the user. Calls that have no client (listing
+/// tools, cleanup) get a detached channel: their questions are unsupported
+/// and their log records go to the host's log only.
+pub struct CallChannel {
+    peer: Option<Peer<RoleServer>>,
+    /// What the client declared it can do (elicitation, sampling).
+    capabilities: Option<ClientCapabilities>,
+    delivery: Delivery,
+    identity: CallIdentity,
+    /// Questions asked so far, for unique keys.
+    asked: u32,
+    progress_token: Option<ProgressToken>,
+    log_filter: Arc<LogFilter>,
+    policy: AskPolicy,
+    /// Questions this call may still ask.
+    questions_left: u32,
+    stats: Arc<Stats>,
+    last_progress: Option<f64>,
+    progress_budget: RateLimit,
+    log_budget: RateLimit,
+    notifier: Option<Notifier>,
+    /// Log records and progress reports dropped: by the rate limits, the
+    /// byte budget or a full queue.
+    dropped: u64,
+    caps: PayloadCaps,
+    /// Bytes of notifications queued so far, against `caps.notification_bytes`.
+    notified_bytes: usize,
+}
+
+impl CallChannel {
+    /// A channel for a call made by a client session.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        peer: Peer<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        delivery: Delivery,
+        identity: CallIdentity,
+        progress_token: Option<ProgressToken>,
+        log_filter: Arc<LogFilter>,
+        policy: AskPolicy,
+        stats: Arc<Stats>,
+    ) -> Self {
+        CallChannel {
+            peer: Some(peer),
+            capabilities,
+            delivery,
+            identity,
+            asked: 0,
+            progress_token,
+            log_filter,
+            questions_left: policy.max_questions,
+            policy,
+            stats,
+            last_progress: None,
+            progress_budget: RateLimit::new(20, 20.0),
+            log_budget: RateLimit::new(50, 50.0),
+            notifier: None,
+            dropped: 0,
+            caps: (&CallLimits::default()).into(),
+            notified_bytes: 0,
+        }
+    }
+
+    /// A channel to nobody, for stores that serve no client request.
+    pub fn detached(stats: Arc<Stats>) -> Self {
+        CallChannel {
+            peer: None,
+            capabilities: None,
+            delivery: Delivery::Requests,
+            identity: CallIdentity { tool: String::new(), pre_approved: false },
+            asked: 0,
+            progress_token: None,
+            log_filter: Arc::default(),
+            policy: AskPolicy::nothing(),
+            questions_left: 0,
+            stats,
+            last_progress: None,
+            progress_budget: RateLimit::new(0, 0.0),
+            // Listing and cleanup still get to log to stderr, within reason.
+            log_budget: RateLimit::new(50, 50.0),
+            notifier: None,
+            dropped: 0,
+            caps: (&CallLimits::default()).into(),
+            notified_bytes: 0,
+        }
+    }
+
+    /// Applies the size limits of the call's component.
+    pub fn limit_payloads(&mut self, limits: &CallLimits) {
+        self.caps = limits.into();
+    }
+
+    /// Who the call is.
+    pub fn identity(&self) -> &CallIdentity {
+        &self.identity
+    }
+
+    /// How many log records and progress reports were dropped.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Takes the call's notification sender, if it sent any notification.
+    pub fn take_notifier(&mut self) -> Option<Notifier> {
+        self.notifier.take()
+    }
+
+    /// A log record from the tool of `call_id`: into the host's log
+    /// (escaped, cut) and, unless the call is `stopping` or the session's
+    /// filter holds it back, to the client. Rate-limited for both.
+    pub fn log(
+        &mut self,
+        call_id: &str,
+        level: LoggingLevel,
+        logger: Option<String>,
+        data: String,
+        stopping: bool,
+    ) {
+        // One budget for both destinations: a flooding tool must not flood
+        // the host's stderr either.
+        if !self.log_budget.allow() {
+            self.dropped += 1;
+            return;
+        }
+        let cut = data.len() > self.caps.log_record;
+        let data = cut_to(data, self.caps.log_record);
+        let logger = logger.map(|name| cut_to(name, LONGEST_LOGGER));
+        {
+            // Escaped: a record cannot end the host's log line or move the cursor.
+            let name = escape_controls(logger.as_deref().unwrap_or("tool"));
+            let text = escape_controls(&data);
+            match level {
+                LoggingLevel::Debug => tracing::debug!(target: "tool", call_id, logger = %name, "{text}"),
+                LoggingLevel::Info | LoggingLevel::Notice => {
+                    tracing::info!(target: "tool", call_id, logger = %name, "{text}")
+                }
+                LoggingLevel::Warning => tracing::warn!(target: "tool", call_id, logger = %name, "{text}"),
+                _ => tracing::error!(target: "tool", call_id, logger = %name, "{text}"),
+            }
+        }
+        if self.peer.is_none() || stopping || !self.log_filter.lets_through(level) {
+            return;
+        }
+        let size = data.len() + logger.as_ref().map_or(0, String::len);
+        // Data the guest claims is JSON but is not, or JSON that was cut,
+        // goes out as a string.
+        let data = if cut {
+            Value::String(data)
+        } else {
+            serde_json::from_str(&data).unwrap_or(Value::String(data))
+        };
+        let mut message = LoggingMessageNotificationParam::new(level, data);
+        message.logger = logger;
+        self.notify(Note::Log(message), size);
+    }
+
+    /// A progress report, if the request that brought the call asked for
+    /// them: only increasing values, thinned by a rate limit (the final
+    /// report always goes out).
+    pub fn progress(&mut self, call_id: &str, progress: f64, total: Option<f64>, message: Option<String>) {
+        let (Some(_), Some(token)) = (&self.peer, &self.progress_token) else { return };
+        if !progress.is_finite() {
+            return;
+        }
+        if self.last_progress.is_some_and(|last| progress <= last) {
+            tracing::debug!(call_id, progress, "dropped progress that does not increase");
+            return;
+        }
+        let done = total.is_some_and(|total| progress >= total);
+        if !done && !self.progress_budget.allow() {
+            self.dropped += 1;
+            return;
+        }
+        self.last_progress = Some(progress);
+        let mut note = ProgressNotificationParam::new(token.clone(), progress);
+        if let Some(total) = total {
+            note = note.with_total(total);
+        }
+        let mut size = PROGRESS_OVERHEAD;
+        if let Some(message) = message {
+            let message = cut_to(message, self.caps.log_record);
+            size += message.len();
+            note = note.with_message(message);
+        }
+        self.notify(Note::Progress(note), size);
+    }
+
+    /// Queues `note` (`size` bytes, as counted against the budget), or
+    /// drops and counts it when the budget or the queue is full.
+    fn notify(&mut self, note: Note, size: usize) {
+        let Some(peer) = &self.peer else { return };
+        if self.notified_bytes.saturating_add(size) > self.caps.notification_bytes {
+            if self.notified_bytes <= self.caps.notification_bytes {
+                tracing::debug!(
+                    tool = %self.identity.tool,
+                    "notifications past --max-notification-bytes ({}) are dropped",
+                    HumanBytes(self.caps.notification_bytes)
+                );
+                // Said once: from here on the budget counts as spent.
+                self.notified_bytes = self.caps.notification_bytes + 1;
+            }
+            self.dropped += 1;
+            return;
+        }
+        let notifier = self.notifier.get_or_insert_with(|| Notifier::to_peer(peer.clone()));
+        if notifier.offer(note) {
+            self.notified_bytes += size;
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// The elicitation modes the client declared: (form, url).
+    pub fn elicitation_modes(&self) -> (bool, bool) {
+        if self.peer.is_none() {
+            return (false, false);
+        }
+        let Some(elicitation) = self.capabilities.as_ref().and_then(|caps| caps.elicitation.as_ref()) else {
+            return (false, false);
+        };
+        // A client that names neither mode supports forms (2025-06-18 style).
+        if elicitation.form.is_none() && elicitation.url.is_none() {
+            return (true, false);
+        }
+        (elicitation.form.is_some(), elicitation.url.is_some())
+    }
+
+    /// Whether the client declared sampling.
+    pub fn supports_sampling(&self) -> bool {
+        self.peer.is_some() && self.capabilities.as_ref().is_some_and(|caps| caps.sampling.is_some())
+    }
+}

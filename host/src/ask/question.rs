@@ -1,0 +1,319 @@
+//! Putting a question to the user and waiting, bounded, for the answer —
+//! and withdrawing it from the client when the call stops first.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, Request, RequestId, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
+use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
+
+use super::{CallChannel, Delivery, Pause};
+use crate::approval::{ApprovalQuestion, Decline, verdict};
+use crate::cancellation::CallCancellation;
+use crate::limits::HumanBytes;
+use crate::stats::{Live, Stats};
+
+/// A question for the user, before it is sent one way or another.
+pub enum Question {
+    /// An elicitation (a form or a URL).
+    Elicit(ElicitRequestParams),
+    /// A sampling request.
+    Sample(CreateMessageRequestParams),
+}
+
+/// Why a question got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// There is no client, or it declared no support for this kind of question.
+    #[error("the client does not support this request")]
+    Unsupported,
+    /// The call was stopped while the question was open.
+    #[error("the tool call was cancelled")]
+    Cancelled,
+    /// No answer came within the question's timeout.
+    #[error("no answer in time")]
+    TimedOut,
+    /// The call has asked its `--max-questions` already.
+    #[error("this call already asked the client {0} questions, the most one call may ask (--max-questions)")]
+    TooMany(u32),
+    /// `--max-paused` calls are already waiting for the user.
+    #[error("too many calls are already waiting for the user (--max-paused)")]
+    TooManyPaused,
+    /// The question is larger than `--max-question`.
+    #[error("the question is {}, larger than the limit of {} (--max-question); it was not sent", HumanBytes(*.size), HumanBytes(*.limit))]
+    TooLarge {
+        /// Its size in bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Sending failed, or the client answered with an error.
+    #[error("{0}")]
+    Client(String),
+}
+
+/// How long one question may wait, and what it counts as.
+#[derive(Clone, Copy)]
+struct Wait {
+    timeout: Duration,
+    /// The flag that sets `timeout`, for messages.
+    flag: &'static str,
+    /// An approval: always counted as a paused call.
+    approval: bool,
+}
+
+impl CallChannel {
+    /// Fails a question of `size` bytes that is over `--max-question`.
+    pub fn check_question(&self, size: usize) -> Result<(), AskError> {
+        if size <= self.caps.question {
+            return Ok(());
+        }
+        Err(AskError::TooLarge { size, limit: self.caps.question })
+    }
+
+    /// Asks an elicitation or sampling question, bounded by
+    /// `--elicitation-timeout` (and by `--approval-timeout` when the call
+    /// must pause for it). The answer is the client's result as JSON.
+    pub async fn ask(
+        &mut self,
+        question: Question,
+        cancellation: &CallCancellation,
+    ) -> Result<Value, AskError> {
+        let wait =
+            Wait { timeout: self.policy.elicitation_timeout, flag: "--elicitation-timeout", approval: false };
+        self.put(question, cancellation, wait).await
+    }
+
+    /// Asks an elicitation and reads the answer.
+    pub async fn elicit(
+        &mut self,
+        params: ElicitRequestParams,
+        cancellation: &CallCancellation,
+    ) -> Result<ElicitResult, AskError> {
+        let answer = self.ask(Question::Elicit(params), cancellation).await?;
+        serde_json::from_value(answer)
+            .map_err(|err| AskError::Client(format!("malformed answer to the elicitation: {err}")))
+    }
+
+    /// A URL elicitation's id: unique in the process, tied to the call.
+    pub fn elicitation_id(call_id: &str) -> String {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        format!("{call_id}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Asks the user to approve `question`. `Ok` only for an explicit yes;
+    /// everything else (no, dismissed, no answer in time, cancelled, no way
+    /// to ask) is the [`Decline`] saying why. Fails closed.
+    pub async fn approve(
+        &mut self,
+        question: ApprovalQuestion,
+        cancellation: &CallCancellation,
+    ) -> Result<(), Decline> {
+        if !self.elicitation_modes().0 {
+            return Err(Decline::CannotAsk { tool: question.tool });
+        }
+        let params = form_params(question.message, ApprovalQuestion::requested_schema())
+            .map_err(|err| Decline::Wording(err.to_string()))?;
+        let wait = Wait { timeout: self.policy.approval_timeout, flag: "--approval-timeout", approval: true };
+        match self.put(Question::Elicit(params), cancellation, wait).await {
+            Ok(answer) => match serde_json::from_value::<ElicitResult>(answer) {
+                Ok(answer) => verdict(&answer),
+                Err(err) => Err(Decline::Malformed(err.to_string())),
+            },
+            Err(AskError::TimedOut) => Err(Decline::NoAnswer(self.policy.approval_timeout)),
+            Err(AskError::Cancelled) => Err(Decline::Cancelled),
+            Err(AskError::Unsupported) => Err(Decline::NoClient),
+            Err(other) => Err(Decline::Failed(other.to_string())),
+        }
+    }
+
+    /// Puts `question` to the user the way this session allows and waits,
+    /// bounded by `wait`, for the answer. A request sent to the client is
+    /// withdrawn if the call is cancelled or the wait runs out.
+    async fn put(
+        &mut self,
+        question: Question,
+        cancellation: &CallCancellation,
+        wait: Wait,
+    ) -> Result<Value, AskError> {
+        if self.peer.is_none() {
+            return Err(AskError::Unsupported);
+        }
+        if cancellation.is_cancelled() {
+            return Err(AskError::Cancelled);
+        }
+        // A tool must not pester the user: questions per call are bounded.
+        if self.questions_left == 0 {
+            return Err(AskError::TooMany(self.policy.max_questions));
+        }
+        self.questions_left -= 1;
+        self.asked += 1;
+        let deferred = !matches!(self.delivery, Delivery::Requests);
+        // A call waiting on the user holds a paused slot for the wait.
+        let _paused = if wait.approval || deferred { Some(self.pause_slot()?) } else { None };
+        let answer = if deferred {
+            // A pause outlives this request's wait: no longer than the approval timeout.
+            let timeout = wait.timeout.min(self.policy.approval_timeout);
+            let flag = if timeout < wait.timeout { "--approval-timeout" } else { wait.flag };
+            self.put_deferred(question, cancellation, Wait { timeout, flag, ..wait }).await
+        } else {
+            self.put_request(question, cancellation, wait).await
+        };
+        if let Err(AskError::TimedOut) = &answer {
+            tracing::info!(tool = %self.identity.tool, "no answer within {}", wait.flag);
+        }
+        answer
+    }
+
+    /// Sends the question as a request to the client and waits for its answer.
+    async fn put_request(
+        &mut self,
+        question: Question,
+        cancellation: &CallCancellation,
+        wait: Wait,
+    ) -> Result<Value, AskError> {
+        let request = match question {
+            Question::Elicit(params) => ServerRequest::ElicitRequest(Request::new(params)),
+            Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(params)),
+        };
+        let peer = self.peer.as_ref().ok_or(AskError::Unsupported)?;
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|err| AskError::Client(format!("cannot send the request: {err}")))?;
+        let mut open = OpenRequest::new(peer.clone(), handle.id.clone(), &self.stats);
+        let answer = tokio::select! {
+            biased;
+            answer = handle.await_response() => answer,
+            () = cancellation.cancelled() => {
+                open.withdraw("the tool call was cancelled").await;
+                return Err(AskError::Cancelled);
+            }
+            () = tokio::time::sleep(wait.timeout) => {
+                open.withdraw(&format!("no answer within the host's {}", wait.flag)).await;
+                return Err(AskError::TimedOut);
+            }
+        };
+        open.answered();
+        match answer.map_err(|err| AskError::Client(err.to_string()))? {
+            ClientResult::ElicitResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+            ClientResult::CreateMessageResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+            other => Err(AskError::Client(format!("unexpected answer from the client: {other:?}"))),
+        }
+    }
+
+    /// Asks through the call's result or task status, and waits for the
+    /// answer a later request brings.
+    async fn put_deferred(
+        &mut self,
+        question: Question,
+        cancellation: &CallCancellation,
+        wait: Wait,
+    ) -> Result<Value, AskError> {
+        let key = format!("{}-{}", if wait.approval { "approval" } else { "question" }, self.asked);
+        let request = match question {
+            Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
+            Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+        };
+        match &self.delivery {
+            Delivery::Requests => unreachable!("deferred questions only"),
+            Delivery::Rounds(pauses) => {
+                let (answer, answered) = oneshot::channel();
+                if pauses.send(Pause { key, request, answer, lease: wait.timeout }).is_err() {
+                    return Err(AskError::Client("the call can no longer be paused".into()));
+                }
+                // The request that brought the call is answered now: its
+                // progress token is spent.
+                self.progress_token = None;
+                // The lease is the only clock: when it runs out the call is
+                // stopped (and cleaned up), not left running unasked.
+                tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => Err(AskError::Cancelled),
+                    answer = answered => answer.map_err(|_| AskError::TimedOut),
+                }
+            }
+            Delivery::Task(task, unanswered) => tokio::select! {
+                biased;
+                answer = task.request_input(key, request) => answer.map_err(|_| AskError::Cancelled),
+                () = cancellation.cancelled() => Err(AskError::Cancelled),
+                () = tokio::time::sleep(wait.timeout) => {
+                    // As on 2026-07-28: the lease ran out, so the call is
+                    // stopped (reason `no-answer`) and cleaned up; the task
+                    // ends rather than showing a question nobody will answer.
+                    unanswered.cancel();
+                    cancellation.cancelled().await;
+                    Err(AskError::TimedOut)
+                }
+            },
+        }
+    }
+
+    /// A slot among the `--max-paused` calls that may wait for the user.
+    fn pause_slot(&self) -> Result<(OwnedSemaphorePermit, Live), AskError> {
+        match self.policy.paused_slots.clone().try_acquire_owned() {
+            Ok(permit) => Ok((permit, self.stats.paused())),
+            Err(_) => Err(AskError::TooManyPaused),
+        }
+    }
+}
+
+/// A form elicitation asking `message` with `schema`; rmcp checks the schema
+/// is one MCP elicitation allows (flat, primitive fields).
+pub fn form_params(message: String, schema: Value) -> Result<ElicitRequestParams, serde_json::Error> {
+    serde_json::from_value(json!({ "mode": "form", "message": message, "requestedSchema": schema }))
+}
+
+/// A request sent to the client and not yet answered. Counted as open until
+/// answered or withdrawn; dropped while open (the call was stopped by force
+/// mid-wait), it withdraws itself.
+struct OpenRequest {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+    _open: Live,
+}
+
+impl OpenRequest {
+    fn new(peer: Peer<RoleServer>, id: RequestId, stats: &Arc<Stats>) -> Self {
+        OpenRequest { peer, id: Some(id), _open: stats.client_request() }
+    }
+
+    /// Tells the client to drop the request; it is no longer open.
+    async fn withdraw(&mut self, reason: &str) {
+        if let Some(id) = self.id.take() {
+            let notice = CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
+            if let Err(err) = self.peer.notify_cancelled(notice).await {
+                tracing::debug!("could not withdraw a request from the client: {err}");
+            }
+        }
+    }
+
+    /// The client answered; nothing to withdraw.
+    fn answered(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        // Dropped while still open: the call future was abandoned (forced
+        // stop). Withdraw from a task of its own, since drop cannot wait.
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            let notice =
+                CancelledNotificationParam::new(Some(id), Some("the tool call was stopped".to_string()));
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = peer.notify_cancelled(notice).await;
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! How a call ended, in the host's terms, classified in one place: from
+//! what the guest returned (or did not), why it was asked to stop, and
+//! what its store saw.
+
+use wasmtime::Trap;
+
+use crate::approval::Decline;
+use crate::contract::types::{CallError, CallResult, StopReason};
+use crate::limits::{CallLimits, LimitHit};
+use crate::wit::types::{error_size, result_size};
+
+/// How a call ended, in the host's terms.
+#[derive(Debug)]
+pub enum CallOutcome {
+    /// The tool returned a result or its own error.
+    Returned(Result<CallResult, CallError>),
+    /// The client cancelled the call, its pause went unanswered, or the
+    /// host is shutting down.
+    Stopped(StopReason),
+    /// The call was stopped at a limit (fuel, memory, stack, deadline).
+    LimitHit(LimitHit),
+    /// The guest trapped (a panic, an abort, a bug); the text says how.
+    Crashed(String),
+    /// The tool needed the user's approval and did not get it; it never ran.
+    Declined(Decline),
+    /// The tool returned a result that breaks its own output schema; the
+    /// text says how (the first violation).
+    BadOutput(String),
+}
+
+impl CallOutcome {
+    /// A short name for logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            CallOutcome::Returned(Ok(result)) if result.is_error => "tool-error",
+            CallOutcome::Returned(Ok(_)) => "ok",
+            CallOutcome::Returned(Err(_)) => "tool-error",
+            CallOutcome::Stopped(_) => "stopped",
+            CallOutcome::LimitHit(_) => "limit",
+            CallOutcome::Crashed(_) => "crashed",
+            CallOutcome::Declined(_) => "declined",
+            CallOutcome::BadOutput(_) => "bad-output",
+        }
+    }
+}
+
+/// What the guest's `tool.call` came back with: `None` when it did not
+/// return and was dropped.
+pub(super) type GuestResult = Option<wasmtime::Result<Result<CallResult, CallError>>>;
+
+/// Classifies a guest's end. Returns the outcome and, for a call that did
+/// not return normally, the reason its `cleanup` runs with.
+pub(super) fn classify(
+    limits: &CallLimits,
+    result: GuestResult,
+    stop: Option<StopReason>,
+    memory_hit: bool,
+) -> (CallOutcome, Option<StopReason>) {
+    match (result, stop) {
+        // Asked to stop and did not return in time: stopped by force.
+        (None, Some(reason)) => (stopped(limits, reason), Some(reason)),
+        (None, None) => unreachable!("a call is only abandoned after it was cancelled"),
+        // Asked to stop; the guest said it stopped, or trapped meanwhile.
+        (Some(Ok(Err(CallError::Cancelled))) | Some(Err(_)), Some(reason)) => {
+            (stopped(limits, reason), Some(reason))
+        }
+        // Returned a result or its own error — even if a cancel arrived
+        // meanwhile, it finished and released what it held: no cleanup.
+        (Some(Ok(returned)), _) => (self::returned(limits, returned), None),
+        (Some(Err(trap)), None) => (trapped(limits, &trap, memory_hit), Some(StopReason::LimitExceeded)),
+    }
+}
+
+/// What the guest returned, unless it is over `--max-output`: a result
+/// (an `is_error` one too) or the message of the tool's own error.
+fn returned(limits: &CallLimits, returned: Result<CallResult, CallError>) -> CallOutcome {
+    let size = match &returned {
+        Ok(result) => result_size(result),
+        Err(error) => error_size(error),
+    };
+    if size > limits.max_output {
+        return CallOutcome::LimitHit(LimitHit::Output(size, limits.max_output));
+    }
+    CallOutcome::Returned(returned)
+}
+
+fn stopped(limits: &CallLimits, reason: StopReason) -> CallOutcome {
+    match reason {
+        StopReason::DeadlineExceeded => CallOutcome::LimitHit(LimitHit::Deadline(limits.timeout)),
+        other => CallOutcome::Stopped(other),
+    }
+}
+
+fn trapped(limits: &CallLimits, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
+    if memory_hit {
+        return CallOutcome::LimitHit(LimitHit::Memory(limits.max_memory));
+    }
+    if let Some(wasmtime::component::ResourceTableError::Full) = error.downcast_ref() {
+        return CallOutcome::LimitHit(LimitHit::Handles(limits.max_handles));
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CallOutcome::LimitHit(LimitHit::Fuel(limits.fuel.unwrap_or(u64::MAX))),
+        Some(Trap::StackOverflow) => CallOutcome::LimitHit(LimitHit::Stack),
+        // A Rust tool's stack grows down towards address 0, so overflowing
+        // it usually shows up as this rather than as a stack overflow.
+        Some(Trap::MemoryOutOfBounds) => CallOutcome::Crashed(
+            "wasm trap: out of bounds memory access (also how a Rust tool's stack overflow ends)".into(),
+        ),
+        Some(Trap::UnreachableCodeReached) => CallOutcome::Crashed(
+            "it panicked or aborted (wasm `unreachable`); the host's stderr shows what the tool printed"
+                .into(),
+        ),
+        Some(trap) => CallOutcome::Crashed(format!("wasm trap: {trap}")),
+        None => CallOutcome::Crashed(format!("{error:#}")),
+    }
+}
+
+/// How a call's `cleanup` went.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum CleanupOutcome {
+    Done,
+    Failed,
+}
+
+impl CleanupOutcome {
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            CleanupOutcome::Done => "done",
+            CleanupOutcome::Failed => "failed",
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The rmcp `ServerHandler`: each MCP request goes to the module that does
+//! its job; nothing is decided here.
+
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam, GetTaskParams,
+    GetTaskResult, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, UpdateTaskParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::{ToolServer, mode, status};
+
+// Logging (`logging/setLevel`, the `logging` capability) is deprecated in
+// rmcp by SEP-2577, but every protocol version this host serves has it.
+#[allow(deprecated)]
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .enable_resources()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities).with_server_info(
+            Implementation::new("mcp-wasm-host", env!("CARGO_PKG_VERSION")).with_title("mcp-wasm-host"),
+        )
+    }
+
+    async fn on_cancelled(
+        &self,
+        _notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        // rmcp has already fired the request's token; a guest computing in
+        // that call only notices at its next yield, so make it yield now.
+        self.caller.shared.runner.interrupt_guests();
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.caller.log_filter.set(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(status::list())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        status::read(&request.uri, self.caller.shared.runner.stats())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let span = tracing::info_span!("tools/call", request = %context.id);
+        if let Some(state) = request.request_state.take() {
+            // A follow-up to a paused call (2026-07-28): it carries the answer.
+            return mode::rounds::resume(self, &state, request, &context, span).await;
+        }
+        let plan = self.caller.shared.tools.plan(request, &self.caller.shared.runner).await?;
+        if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
+            return Ok(mode::task::start(self, plan, &context, span));
+        }
+        if mode::rounds::speaks_in_rounds(&context) {
+            return mode::rounds::start(self, plan, &context, span).await;
+        }
+        mode::request::run(self, plan, &context, span).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.calls(&context).tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.calls(&context).tasks.update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // The task's run watches for this and stops the call the usual way.
+        self.calls(&context).tasks.cancel_task(&request.task_id)?;
+        self.caller.shared.runner.interrupt_guests();
+        Ok(())
+    }
+}

@@ -1,0 +1,172 @@
+//! The MCP face of the host: rmcp types on one side, the host's own on the
+//! other.
+//!
+//! A `tools/call` goes, top to bottom:
+//! - [`handler`]: the rmcp `ServerHandler`, which only dispatches;
+//! - [`tools`]: the call is routed to the component that offers the tool
+//!   and its arguments are checked against the tool's input schema;
+//! - [`mode`]: the call travels one of three ways, by what the client
+//!   speaks — inside its request, in rounds (2026-07-28) or as a task;
+//! - [`crate::call`] runs it; [`result`] turns its outcome into the MCP result.
+//!
+//! [`status`] is the resource that reports the host's live counts.
+//!
+//! Tasks and paused calls belong to the session that started them
+//! ([`SessionCalls`]): a task id or `requestState` from another session is
+//! unknown there, and when a session ends, what it still runs is stopped.
+
+mod handler;
+mod mode;
+mod result;
+mod status;
+mod tools;
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use rmcp::model::{CallToolResponse, ProgressToken, Tool};
+use rmcp::service::RequestContext;
+use rmcp::task_manager::TaskManager;
+use rmcp::{ErrorData as McpError, RoleServer};
+
+use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
+use crate::call::{CallRunner, CallSignals};
+use crate::component::ToolComponent;
+use crate::stats::Stats;
+
+use mode::rounds::PausedCalls;
+use tools::{CallPlan, Tools};
+
+/// The MCP server: every tool of every loaded component. One value per MCP
+/// session (stdio has one; HTTP makes one per session with
+/// [`ToolServer::new_session`]); sessions share the tools and the runner.
+#[derive(Clone)]
+pub struct ToolServer {
+    caller: Caller,
+    /// This session's tasks and paused calls. Running calls hold a
+    /// [`Caller`], never this, so it is dropped with the session.
+    calls: Arc<SessionCalls>,
+}
+
+/// What running a call needs: the server's tools and runner, and the
+/// session's log filter. Cloned into calls that outlive their request.
+#[derive(Clone)]
+struct Caller {
+    shared: Arc<Shared>,
+    log_filter: Arc<LogFilter>,
+}
+
+/// What every session shares.
+struct Shared {
+    tools: Tools,
+    runner: CallRunner,
+    /// How calls may put questions to the user.
+    ask_policy: AskPolicy,
+    /// Tasks and paused calls of requests that come in no session:
+    /// 2026-07-28 over HTTP is stateless, so a request there cannot be tied
+    /// to the one that started a call. Their ids (task ids, `requestState`)
+    /// are random UUIDs handed only to that client, and act as bearer
+    /// tokens: whoever presents one may use it.
+    sessionless: Arc<SessionCalls>,
+}
+
+/// One session's calls that outlive their request: tasks (the tasks
+/// extension) and calls paused for an answer (2026-07-28). Reachable only
+/// through the session's own requests; when the session ends, they stop
+/// (the calls are cancelled, clean up, and their slots are freed).
+struct SessionCalls {
+    tasks: TaskManager,
+    paused: Arc<PausedCalls>,
+}
+
+impl SessionCalls {
+    fn new(stats: Arc<Stats>) -> Arc<Self> {
+        Arc::new(SessionCalls { tasks: TaskManager::new(), paused: PausedCalls::new(stats) })
+    }
+}
+
+impl Drop for SessionCalls {
+    fn drop(&mut self) {
+        // Aborting a task's future stops its call (see `mode::task`).
+        self.tasks.shutdown();
+        self.paused.stop_all();
+    }
+}
+
+impl ToolServer {
+    /// Serves the tools of `components`. Two components offering the same
+    /// tool name is an error: a client could not tell which one it calls.
+    pub(crate) fn new(
+        components: Vec<ToolComponent>,
+        runner: CallRunner,
+        ask_policy: AskPolicy,
+    ) -> Result<Self> {
+        let tools = Tools::new(components)?;
+        let stats = runner.stats().clone();
+        let shared = Shared { tools, runner, ask_policy, sessionless: SessionCalls::new(stats.clone()) };
+        let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
+        Ok(Self { caller, calls: SessionCalls::new(stats) })
+    }
+
+    /// The same tools for a new MCP session, with its own log filter, tasks
+    /// and paused calls.
+    pub(crate) fn new_session(&self) -> Self {
+        let shared = self.caller.shared.clone();
+        let calls = SessionCalls::new(shared.runner.stats().clone());
+        Self { caller: Caller { shared, log_filter: Arc::default() }, calls }
+    }
+
+    /// The tasks and paused calls `context`'s request may reach: its
+    /// session's, or for a request in no HTTP session, the sessionless ones.
+    fn calls(&self, context: &RequestContext<RoleServer>) -> &SessionCalls {
+        let sessionless = context
+            .extensions
+            .get::<http::request::Parts>()
+            .is_some_and(|request| !request.headers.contains_key("mcp-session-id"));
+        if sessionless { &self.caller.shared.sessionless } else { &self.calls }
+    }
+
+    /// Every tool, as listed to clients.
+    pub fn tools(&self) -> &[Tool] {
+        self.caller.shared.tools.listed()
+    }
+}
+
+impl Caller {
+    /// The call's channel to the user through the client that made `context`.
+    fn channel(
+        &self,
+        plan: &CallPlan,
+        context: &RequestContext<RoleServer>,
+        delivery: Delivery,
+        progress_token: Option<ProgressToken>,
+    ) -> CallChannel {
+        let identity = CallIdentity { tool: plan.spec().name.clone(), pre_approved: plan.route.pre_approved };
+        CallChannel::new(
+            context.peer.clone(),
+            context.client_capabilities(),
+            delivery,
+            identity,
+            progress_token,
+            self.log_filter.clone(),
+            self.shared.ask_policy.clone(),
+            self.shared.runner.stats().clone(),
+        )
+    }
+
+    /// Runs a planned call to its MCP response: approval first if the tool
+    /// needs it, then the guest, then the result checks.
+    async fn execute(
+        &self,
+        plan: &CallPlan,
+        signals: CallSignals,
+        channel: CallChannel,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = &plan.spec().name;
+        let approval = plan.approval_question();
+        let arguments = plan.arguments.to_string();
+        let outcome =
+            self.shared.runner.run(&plan.route.component, name, &arguments, signals, channel, approval).await;
+        result::to_response(name, outcome)
+    }
+}

@@ -1,0 +1,26 @@
+//! A call inside its request (protocol up to 2025-11-25): the request's
+//! cancellation is the call's, its progress token the call's, and the
+//! questions the tool asks are requests to the client.
+
+use rmcp::model::CallToolResponse;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use tracing::Instrument as _;
+
+use crate::ask::Delivery;
+use crate::call::CallSignals;
+use crate::mcp::ToolServer;
+use crate::mcp::tools::CallPlan;
+
+/// Runs `plan` to its response, within `context`'s request.
+pub(in crate::mcp) async fn run(
+    server: &ToolServer,
+    plan: CallPlan,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<CallToolResponse, McpError> {
+    let caller = &server.caller;
+    let channel = caller.channel(&plan, context, Delivery::Requests, context.meta.get_progress_token());
+    let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
+    caller.execute(&plan, signals, channel).instrument(span).await
+}

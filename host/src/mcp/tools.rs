@@ -1,0 +1,171 @@
+//! `tools/list` and the first step of `tools/call`: every loaded tool, the
+//! route from a tool's name to its component, and the check of a call's
+//! arguments against the tool's input schema.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolRequestParams, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use crate::approval::ApprovalQuestion;
+use crate::call::CallRunner;
+use crate::component::{ToolComponent, ToolSpec};
+use crate::schema::CheckFailure;
+
+/// The `_meta` key that tells clients a tool asks the user before it runs.
+pub const NEEDS_APPROVAL_META: &str = "mcp-wasm-host/needsApproval";
+
+/// Every tool of every component, by name, and the `tools/list` answer.
+pub(super) struct Tools {
+    routes: HashMap<String, Route>,
+    /// The `tools/list` answer, built once.
+    listed: Vec<Tool>,
+}
+
+/// Where a tool lives, and what the user decided about its approval.
+#[derive(Clone)]
+pub(super) struct Route {
+    pub(super) component: Arc<ToolComponent>,
+    /// Index into the component's `tools`.
+    index: usize,
+    /// Each call is approved by the user before it runs.
+    needs_approval: bool,
+    /// The user approved the tool up front (`--no-approval`): its mid-call
+    /// approval requests are granted without asking.
+    pub(super) pre_approved: bool,
+}
+
+/// A routed call whose arguments passed the tool's input schema, ready to
+/// run anywhere.
+#[derive(Clone)]
+pub(super) struct CallPlan {
+    pub(super) route: Route,
+    pub(super) arguments: Value,
+}
+
+impl CallPlan {
+    pub(super) fn spec(&self) -> &ToolSpec {
+        &self.route.component.tools[self.route.index]
+    }
+
+    /// The question to put to the user before the call runs, if the tool needs one.
+    pub(super) fn approval_question(&self) -> Option<ApprovalQuestion> {
+        self.route.needs_approval.then(|| ApprovalQuestion::for_call(&self.spec().name, &self.arguments))
+    }
+}
+
+impl Tools {
+    /// Routes every tool of `components`; two components offering the same
+    /// name, or an approval rule naming no loaded tool, is an error.
+    pub(super) fn new(components: Vec<ToolComponent>) -> Result<Self> {
+        let mut routes: HashMap<String, Route> = HashMap::new();
+        let mut listed = Vec::new();
+        for component in components.into_iter().map(Arc::new) {
+            for (index, spec) in component.tools.iter().enumerate() {
+                if let Some(other) = routes.get(&spec.name) {
+                    bail!(
+                        "tool `{}` is offered by both {} and {}; tool names must be unique \
+                         across --component files",
+                        spec.name,
+                        other.component.path.display(),
+                        component.path.display()
+                    );
+                }
+                let decision = component.approvals.decide(
+                    &spec.name,
+                    spec.annotations.destructive == Some(true),
+                    spec.needs_approval,
+                );
+                listed.push(mcp_tool(spec, decision.needs_approval));
+                let route = Route {
+                    component: component.clone(),
+                    index,
+                    needs_approval: decision.needs_approval,
+                    pre_approved: decision.pre_approved,
+                };
+                routes.insert(spec.name.clone(), route);
+            }
+        }
+        for route in routes.values() {
+            route
+                .component
+                .approvals
+                .validate(routes.keys().map(String::as_str))
+                .with_context(|| format!("approval rules for {}", route.component.path.display()))?;
+        }
+        Ok(Tools { routes, listed })
+    }
+
+    /// Every tool, as listed to clients.
+    pub(super) fn listed(&self) -> &[Tool] {
+        &self.listed
+    }
+
+    /// Routes `request` to its tool and checks its arguments (bounded by
+    /// the tool's `--timeout`, off the async workers when costly).
+    pub(super) async fn plan(
+        &self,
+        request: CallToolRequestParams,
+        runner: &CallRunner,
+    ) -> Result<CallPlan, McpError> {
+        let name = request.name.as_ref();
+        let Some(route) = self.routes.get(name) else {
+            let mut available: Vec<&str> = self.routes.keys().map(String::as_str).collect();
+            available.sort_unstable();
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "available": available })),
+            ));
+        };
+        let arguments = Arc::new(Value::Object(request.arguments.unwrap_or_default()));
+        let component = &route.component;
+        let deadline = tokio::time::Instant::now() + component.limits.timeout;
+        let schema = &component.tools[route.index].input;
+        match runner.checker().check(schema, arguments.clone(), deadline).await {
+            Ok(()) => {}
+            Err(CheckFailure::Invalid(error)) => {
+                return Err(McpError::invalid_params(
+                    format!("arguments do not match the input schema of `{name}`: {error}"),
+                    Some(json!({ "errors": [error] })),
+                ));
+            }
+            Err(CheckFailure::TooSlow(_)) => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "checking the arguments against the input schema of `{name}` took longer than \
+                         the tool's time limit (--timeout)"
+                    ),
+                    None,
+                ));
+            }
+        }
+        // The check is done, so its thread no longer holds the arguments.
+        let arguments = Arc::try_unwrap(arguments).unwrap_or_else(|shared| (*shared).clone());
+        Ok(CallPlan { route: route.clone(), arguments })
+    }
+}
+
+/// A tool as `tools/list` shows it.
+fn mcp_tool(spec: &ToolSpec, needs_approval: bool) -> Tool {
+    let mut tool = Tool::new_with_raw(
+        spec.name.clone(),
+        spec.description.clone().map(Into::into),
+        spec.input.json.clone(),
+    );
+    tool.title = spec.title.clone();
+    tool.output_schema = spec.output.as_ref().map(|schema| schema.json.clone());
+    let a = &spec.annotations;
+    if a.read_only.is_some() || a.destructive.is_some() || a.idempotent.is_some() || a.open_world.is_some() {
+        tool.annotations =
+            Some(ToolAnnotations::from_raw(None, a.read_only, a.destructive, a.idempotent, a.open_world));
+    }
+    if needs_approval {
+        let mut meta = rmcp::model::JsonObject::new();
+        meta.insert(NEEDS_APPROVAL_META.into(), Value::Bool(true));
+        tool.meta = Some(rmcp::model::MetaObject(meta));
+    }
+    tool
+}

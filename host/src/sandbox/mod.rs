@@ -1,0 +1,236 @@
+//! The sandbox one call runs in: exactly the WASI capabilities the user
+//! granted ([`grants`]), the call's memory budget and fuel, and a yield to
+//! the host at every epoch tick. It knows nothing of MCP: the store's data
+//! type (see [`crate::store`]) holds a [`Sandbox`] and hands it out through
+//! [`SandboxView`].
+//!
+//! Deny by default: no preopened directories, no environment variables, no
+//! sockets, no name lookups, no stdin, and outgoing HTTP (`wasi:http`) only to
+//! the hosts the user granted ([`outgoing_http`]). Files open only if they
+//! are regular files or directories ([`open_guard`]). A guest's stdout and
+//! stderr go to the host's log, capped and tagged with the call
+//! ([`guest_output`]), never to the protocol stream on stdout. Guest code
+//! runs on threads of its own, below the protocol's ([`guest_pool`]).
+
+pub mod grants;
+pub mod guest_output;
+pub mod guest_pool;
+mod memory;
+pub mod open_guard;
+pub mod outgoing_http;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
+
+use crate::limits::CallLimits;
+use grants::Grants;
+use guest_output::GuestOutput;
+use outgoing_http::OutgoingHttp;
+
+pub use memory::MemoryLimiter;
+
+/// What one call's store holds of the sandbox.
+pub struct Sandbox {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    /// Decides and sends the guest's outgoing HTTP requests.
+    outgoing: OutgoingHttp,
+    /// Host-side handles the guest holds (files, pollables, `cancelled`).
+    /// Dropping the store closes all of them.
+    table: ResourceTable,
+    /// Memory accounting for `--max-memory`.
+    memory: MemoryLimiter,
+    /// Which call this store serves, for log lines.
+    call_id: Arc<str>,
+}
+
+/// A store data type that holds a [`Sandbox`].
+pub trait SandboxView: Send {
+    /// The store's sandbox.
+    fn sandbox(&mut self) -> &mut Sandbox;
+}
+
+impl Sandbox {
+    /// The sandbox for call `call_id`: `grants` applied, `budget` enforced.
+    pub fn new(grants: &Grants, budget: &StoreBudget, call_id: Arc<str>) -> Result<Self> {
+        let deadline = Instant::now() + budget.time_limit;
+        Ok(Sandbox {
+            wasi: grants.wasi_ctx(&GuestOutput::new(call_id.clone(), budget.max_guest_output))?,
+            http: WasiHttpCtx::new(),
+            outgoing: OutgoingHttp::new(grants.hosts.clone(), call_id.clone(), deadline),
+            table: {
+                // A guest that opens without end is stopped at its own limit,
+                // long before the process runs out of descriptors.
+                let mut table = ResourceTable::new();
+                table.set_max_capacity(budget.max_handles);
+                table
+            },
+            memory: MemoryLimiter::new(budget.max_memory),
+            call_id,
+        })
+    }
+
+    /// The handles the guest holds.
+    pub fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    /// Which call this sandbox serves.
+    pub fn call_id(&self) -> &Arc<str> {
+        &self.call_id
+    }
+
+    /// Whether the guest asked for more memory than its budget.
+    pub fn memory_was_hit(&self) -> bool {
+        self.memory.was_hit()
+    }
+
+    /// WASI's view, for the store's `WasiView`.
+    pub fn wasi(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+
+    /// `wasi:http`'s view, for the store's `WasiHttpView`.
+    pub fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.outgoing }
+    }
+}
+
+/// What a new store is limited to.
+pub struct StoreBudget {
+    /// Fuel; ignored when the engine does not meter fuel.
+    pub fuel: Option<u64>,
+    /// Linear memory and tables in bytes, all of the store's together.
+    pub max_memory: usize,
+    /// Host handles the store's resource table may hold at once.
+    pub max_handles: usize,
+    /// How long the store's call may run. The caller enforces it; the store
+    /// uses it to bound the timeouts of outgoing requests.
+    pub time_limit: Duration,
+    /// Bytes of stdout and stderr the store's guest may have logged.
+    pub max_guest_output: usize,
+}
+
+impl StoreBudget {
+    /// What a call of a component with `limits` gets.
+    pub fn for_call(limits: &CallLimits) -> Self {
+        StoreBudget {
+            fuel: limits.fuel,
+            max_memory: limits.max_memory,
+            max_handles: limits.max_handles,
+            time_limit: limits.timeout,
+            max_guest_output: limits.max_guest_output,
+        }
+    }
+
+    /// What its `cleanup` gets: the same, with cleanup's own fuel and time.
+    pub fn for_cleanup(limits: &CallLimits) -> Self {
+        StoreBudget {
+            fuel: Some(limits.cleanup_fuel),
+            time_limit: limits.cleanup_timeout,
+            ..StoreBudget::for_call(limits)
+        }
+    }
+}
+
+/// Adds what the sandbox offers to `linker`: WASI 0.2 (with the grants
+/// applied per store; `open-at` through [`open_guard`]) and outgoing
+/// `wasi:http`.
+pub fn add_to_linker<T: SandboxView + WasiView + wasmtime_wasi_http::WasiHttpView + 'static>(
+    linker: &mut Linker<T>,
+) -> Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    open_guard::add_to_linker(linker)?;
+    // `wasi:http/types` and `outgoing-handler` only (the rest of the proxy
+    // world is already in WASI). Every request passes `outgoing_http`'s
+    // --allow-host check, so linking it grants nothing by itself.
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    Ok(())
+}
+
+/// A store for `data`, limited to `budget` (memory, fuel), that yields to
+/// the host at every epoch tick.
+pub fn new_store<T: SandboxView + 'static>(
+    engine: &Engine,
+    data: T,
+    budget: &StoreBudget,
+) -> Result<Store<T>> {
+    let mut store = Store::new(engine, data);
+    store.limiter(|data| &mut data.sandbox().memory);
+    // `get_fuel` fails when the engine was built without fuel metering
+    // (`--fuel 0`); then only the epoch-driven deadlines bound the call.
+    if let Some(fuel) = budget.fuel
+        && store.get_fuel().is_ok()
+    {
+        store.set_fuel(fuel)?;
+    }
+    // Yield to the async runtime on every epoch tick, so a guest that computes
+    // never holds a runtime thread for longer than one tick, and so the host
+    // regains control promptly when a call is cancelled (the canceller bumps
+    // the epoch itself). Stopping is done by dropping the call future.
+    store.set_epoch_deadline(1);
+    // `yield_now` rather than wasmtime's own yield: tokio then runs the
+    // worker's other tasks (the protocol, other calls) before resuming the
+    // guest, instead of resuming it at once from the worker's LIFO slot.
+    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))));
+    Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real wasmtime, the host's own engine and store: two instances of a
+    /// module each grow their own memory, and the second growth past the
+    /// call's budget fails (before, each memory had the whole budget).
+    #[tokio::test]
+    async fn two_memories_of_one_call_share_its_budget() {
+        use crate::engine::{EngineSettings, build_engine};
+        let engine = build_engine(&EngineSettings {
+            max_memory: 64 << 20,
+            max_stack: 512 << 10,
+            max_concurrent_calls: 2,
+            fuel_metering: false,
+        })
+        .unwrap();
+        let wat = r#"(component
+            (core module $m
+                (memory 1)
+                (func (export "grow") (param i32) (result i32) local.get 0 memory.grow))
+            (core instance $a (instantiate $m))
+            (core instance $b (instantiate $m))
+            (func (export "grow-a") (param "pages" u32) (result s32) (canon lift (core func $a "grow")))
+            (func (export "grow-b") (param "pages" u32) (result s32) (canon lift (core func $b "grow"))))"#;
+        let component = wasmtime::component::Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let budget = StoreBudget {
+            fuel: None,
+            max_memory: 64 << 20,
+            max_handles: 16,
+            time_limit: Duration::from_secs(5),
+            max_guest_output: 1 << 10,
+        };
+        struct Data(Sandbox);
+        impl SandboxView for Data {
+            fn sandbox(&mut self) -> &mut Sandbox {
+                &mut self.0
+            }
+        }
+        let sandbox = Sandbox::new(&Grants::default(), &budget, "test".into()).unwrap();
+        let mut store = new_store(&engine, Data(sandbox), &budget).unwrap();
+        let linker = wasmtime::component::Linker::<Data>::new(&engine);
+        let instance = linker.instantiate_async(&mut store, &component).await.unwrap();
+        let grow_a = instance.get_typed_func::<(u32,), (i32,)>(&mut store, "grow-a").unwrap();
+        let grow_b = instance.get_typed_func::<(u32,), (i32,)>(&mut store, "grow-b").unwrap();
+        // 40 MiB in the first memory fits (it returns the old size in pages)...
+        assert_eq!(grow_a.call_async(&mut store, (640,)).await.unwrap(), (1,));
+        // ...and 40 MiB more in the second does not: -1, the budget is spent.
+        assert_eq!(grow_b.call_async(&mut store, (640,)).await.unwrap(), (-1,));
+        assert!(store.data_mut().sandbox().memory_was_hit());
+    }
+}

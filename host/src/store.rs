@@ -1,0 +1,150 @@
+//! The data of a call's wasmtime `Store`, and the linker that resolves a
+//! component against it.
+//!
+//! A store holds three things: the [`Sandbox`] (WASI, outgoing HTTP, the
+//! handle table, the memory budget), the call's stop signal, and its
+//! [`CallChannel`] to the user. Each interface the guest may import gets a
+//! view of just what it needs — WASI and `wasi:http` the sandbox,
+//! `mcp:tool/cancellation` the table, `mcp:tool/client` the channel — so no
+//! interface's host code reaches into another's state.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use wasmtime::component::Linker;
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
+
+use crate::ask::CallChannel;
+use crate::cancellation::CallCancellation;
+use crate::contract::types::{CallError, CallResult, StopReason, ToolInfo};
+use crate::contract::{ToolComponentBindings, ToolComponentPre};
+use crate::sandbox::grants::Grants;
+use crate::sandbox::{self, Sandbox, SandboxView, StoreBudget};
+use crate::wit::{self, CancellationCtxView, CancellationView, ClientCtxView, ClientView};
+
+/// The data of one call's store (or one cleanup's, or one `list-tools`').
+pub struct CallState {
+    sandbox: Sandbox,
+    /// This call's stop signal, handed to the guest as `cancelled`.
+    cancellation: CallCancellation,
+    /// The call's channel to the user (log, progress, questions).
+    channel: CallChannel,
+}
+
+impl CallState {
+    /// The call's channel to the user.
+    pub fn channel(&mut self) -> &mut CallChannel {
+        &mut self.channel
+    }
+
+    /// Whether the guest asked for more memory than its budget.
+    pub fn memory_was_hit(&mut self) -> bool {
+        self.sandbox.memory_was_hit()
+    }
+}
+
+impl SandboxView for CallState {
+    fn sandbox(&mut self) -> &mut Sandbox {
+        &mut self.sandbox
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        self.sandbox.wasi()
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        self.sandbox.http()
+    }
+}
+
+impl CancellationView for CallState {
+    fn cancellation(&mut self) -> CancellationCtxView<'_> {
+        CancellationCtxView { table: self.sandbox.table() }
+    }
+}
+
+impl ClientView for CallState {
+    fn client(&mut self) -> ClientCtxView<'_> {
+        ClientCtxView {
+            channel: &mut self.channel,
+            cancellation: &self.cancellation,
+            call_id: self.sandbox.call_id(),
+        }
+    }
+}
+
+/// The linker every component is resolved against: what the sandbox offers
+/// (WASI 0.2, outgoing `wasi:http`) and the `mcp:tool` host interfaces.
+pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
+    let mut linker = Linker::new(engine);
+    sandbox::add_to_linker(&mut linker)?;
+    wit::add_to_linker(&mut linker)?;
+    Ok(linker)
+}
+
+/// A component's `tool` exports, run in a fresh store: every run of guest
+/// code — listing tools, a call, a cleanup — starts here.
+pub struct Guest {
+    store: Store<CallState>,
+    pre: ToolComponentPre<CallState>,
+}
+
+impl Guest {
+    /// A fresh store for call `call_id` of the component `pre`, with
+    /// `grants` and limited to `budget`.
+    pub fn new(
+        engine: &Engine,
+        pre: &ToolComponentPre<CallState>,
+        grants: &Grants,
+        budget: &StoreBudget,
+        cancellation: CallCancellation,
+        call_id: Arc<str>,
+        channel: CallChannel,
+    ) -> Result<Self> {
+        let state = CallState { sandbox: Sandbox::new(grants, budget, call_id)?, cancellation, channel };
+        Ok(Guest { store: sandbox::new_store(engine, state, budget)?, pre: pre.clone() })
+    }
+
+    /// A new instance of the component in this store.
+    async fn instance(&mut self) -> wasmtime::Result<ToolComponentBindings> {
+        self.pre.instantiate_async(&mut self.store).await
+    }
+
+    /// `tool.list-tools`.
+    pub async fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
+        let instance = self.instance().await?;
+        instance.mcp_tool_tool().call_list_tools(&mut self.store).await
+    }
+
+    /// `tool.call`, with the call's `cancelled` handed to the guest.
+    pub async fn call(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        arguments: &str,
+    ) -> wasmtime::Result<Result<CallResult, CallError>> {
+        let instance = self.instance().await?;
+        let state = self.store.data_mut();
+        let cancelled = wit::cancellation::hand_to_guest(state.sandbox.table(), &state.cancellation)?;
+        // `json` is a `string` alias, which the bindings take as `&String`.
+        let arguments = arguments.to_string();
+        instance.mcp_tool_tool().call_call(&mut self.store, call_id, tool, &arguments, cancelled).await
+    }
+
+    /// `tool.cleanup` for `call_id`, stopped for `reason`.
+    pub async fn cleanup(&mut self, call_id: &str, reason: StopReason) -> wasmtime::Result<()> {
+        let instance = self.instance().await?;
+        instance.mcp_tool_tool().call_cleanup(&mut self.store, call_id, reason).await
+    }
+
+    /// The store's data.
+    pub fn state(&mut self) -> &mut CallState {
+        self.store.data_mut()
+    }
+}

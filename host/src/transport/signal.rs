@@ -1,0 +1,44 @@
+//! Noticing that the host should stop — SIGINT or SIGTERM — and giving
+//! stopped calls a bounded time to clean up before the process exits.
+
+use std::time::Duration;
+
+use crate::stats::Stats;
+
+/// How long the process waits, after shutdown starts, for calls to stop and
+/// clean up before it exits anyway.
+const SHUTDOWN_BUDGET: Duration = Duration::from_millis(900);
+
+/// Resolves on SIGINT or SIGTERM (Ctrl-C elsewhere).
+pub(crate) async fn signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+        else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM; stopping every call"),
+            _ = int.recv() => tracing::info!("SIGINT; stopping every call"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Waits, bounded by [`SHUTDOWN_BUDGET`], for stopped calls to finish their cleanup.
+pub(crate) async fn drain_calls(stats: &Stats) {
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
+    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let left = stats.snapshot().live_calls;
+    if left > 0 {
+        tracing::warn!(calls = left, "exiting with calls still stopping");
+    }
+}
