@@ -120,21 +120,19 @@ async fn start_host(args: &[&str], log: &str) -> Host {
     Host::start(start).await
 }
 
+/// This bench binary again, told by its environment to serve natively.
 async fn start_native() -> Host {
     let start = Start {
         args: vec![],
         rust_log: "warn".into(),
         json_log: false,
+        env: vec![(native::SERVE_ENV.into(), "1".into())],
         program: std::env::current_exe().unwrap(),
         tap_stdout: false,
         client: Default::default(),
         discover: false,
     };
-    // SAFETY: set before the child is spawned; the bench is the only user.
-    unsafe { std::env::set_var(native::SERVE_ENV, "1") };
-    let host = Host::start(start).await;
-    unsafe { std::env::remove_var(native::SERVE_ENV) };
-    host
+    Host::start(start).await
 }
 
 async fn echo_times(host: &Host, calls: usize) -> Samples {

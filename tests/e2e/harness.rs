@@ -423,6 +423,8 @@ pub struct Start {
     /// Log with `--log-format json`, so `Host::stderr` holds events (off
     /// for a program that does not take the flag, or a test of the text log).
     pub json_log: bool,
+    /// More environment variables for the child.
+    pub env: Vec<(String, String)>,
     /// Run this program instead of the host (a baseline server in benchmarks).
     pub program: PathBuf,
     /// Record stdout frames for assertions (benchmarks turn it off to time
@@ -444,6 +446,7 @@ impl Start {
             args: all,
             rust_log: "mcp_wasm_host=debug,info".into(),
             json_log: true,
+            env: Vec::new(),
             program: host_binary(),
             tap_stdout: true,
             client: TestClient::default(),
@@ -485,6 +488,7 @@ impl Host {
             .args(&start.args)
             .env("RUST_LOG", &start.rust_log)
             .env("NO_COLOR", "1")
+            .envs(start.env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
