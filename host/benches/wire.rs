@@ -13,7 +13,7 @@ mod native;
 
 use std::time::{Duration, Instant};
 
-use harness::{Host, Start, approval_answer, files_in, no_args, params, rss_kib, wait_for_lock};
+use harness::{Event, Host, Start, approval_answer, files_in, no_args, params, rss_kib, wait_for_lock};
 use rmcp::model::CallToolResponse;
 use serde_json::{Value, json};
 
@@ -120,20 +120,19 @@ async fn start_host(args: &[&str], log: &str) -> Host {
     Host::start(start).await
 }
 
+/// This bench binary again, told by its environment to serve natively.
 async fn start_native() -> Host {
     let start = Start {
         args: vec![],
         rust_log: "warn".into(),
+        json_log: false,
+        env: vec![(native::SERVE_ENV.into(), "1".into())],
         program: std::env::current_exe().unwrap(),
         tap_stdout: false,
         client: Default::default(),
         discover: false,
     };
-    // SAFETY: set before the child is spawned; the bench is the only user.
-    unsafe { std::env::set_var(native::SERVE_ENV, "1") };
-    let host = Host::start(start).await;
-    unsafe { std::env::remove_var(native::SERVE_ENV) };
-    host
+    Host::start(start).await
 }
 
 async fn echo_times(host: &Host, calls: usize) -> Samples {
@@ -216,10 +215,10 @@ async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
     for trial in 0..scale.cancel_trials {
         let handle = host.start_call(tool, no_args()).await;
         wait_for_lock(locks.path()).await;
-        let ended_before = count_ended(&host.stderr.all());
+        let ended_before = host.stderr.events().iter().filter(|e| is_call_ended(e)).count();
         let sent = Instant::now();
         handle.cancel(None).await.unwrap();
-        host.stderr.wait_until("call ended", |lines| (count_ended(lines) > ended_before).then_some(())).await;
+        host.stderr.wait_for_events("call ended", ended_before + 1, is_call_ended).await;
         samples.push(sent.elapsed());
         assert!(files_in(locks.path()).is_empty(), "trial {trial}: cleanup left a lock");
     }
@@ -232,8 +231,8 @@ async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
     );
 }
 
-fn count_ended(lines: &[String]) -> usize {
-    lines.iter().filter(|l| l.contains("call ended")).count()
+fn is_call_ended(event: &Event) -> bool {
+    event.message() == "call ended"
 }
 
 /// From the client cancelling a tool call to the client's elicitation handler
@@ -250,7 +249,7 @@ async fn withdraw_latency(scale: Scale) {
         let withdrawn = format!("withdrawn {n}");
         let sent = Instant::now();
         call.cancel(None).await.unwrap();
-        events.wait_for("the withdrawal", |e| e == withdrawn).await;
+        events.wait_for("the withdrawal", |e| *e == withdrawn).await;
         samples.push(sent.elapsed());
     }
     let s = Samples::new(samples);

@@ -19,7 +19,8 @@ use crate::sandbox::grants::{DirGrant, EnvGrant, HostGrant};
 /// Example MCP client config:
 ///   {"command": "mcp-wasm-host", "args": ["--component", "/path/tool.wasm", "--dir", "/tmp/work"]}
 ///
-/// Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=mcp_wasm_host=debug).
+/// Logs go to stderr, as text or JSON (--log-format); set RUST_LOG (e.g.
+/// RUST_LOG=mcp_wasm_host=debug).
 #[derive(Debug, Parser)]
 #[command(name = "mcp-wasm-host", version, max_term_width = 100)]
 #[command(subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
@@ -29,6 +30,25 @@ pub struct Cli {
 
     #[command(flatten)]
     pub serve: ServeArgs,
+
+    /// How log lines on stderr are written. `json`: one object per line,
+    /// the event's message and fields under `fields`, e.g.
+    /// {"timestamp":"…","level":"INFO","fields":{"message":"call
+    /// ended","tool":"spin","outcome":"stopped","stop_reason":"client-cancelled",…},
+    /// "target":"…","span":{"name":"tools/call","request":"3"}}. A tool's
+    /// own output has target `tool`. Fatal errors stay plain text.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+}
+
+/// How log lines on stderr are written (--log-format).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// For people: `LEVEL target: message key=value …`.
+    #[default]
+    Text,
+    /// For programs: one JSON object per line.
+    Json,
 }
 
 impl Cli {

@@ -2,21 +2,25 @@
 
 use std::io::{IsTerminal as _, Write as _};
 
-use mcp_wasm_host::cli::{Cli, Command};
+use mcp_wasm_host::cli::{Cli, Command, LogFormat};
 use tracing_subscriber::EnvFilter;
 
 fn main() {
     let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
     // stdout carries protocol frames only; every log line goes to stderr.
-    tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt()
         .with_env_filter(
             // `tool`: what tools print and log, tagged with their call.
             EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| EnvFilter::new("mcp_wasm_host=info,tool=info,warn")),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => log.with_ansi(std::io::stderr().is_terminal()).init(),
+        // The message and fields under `fields`, apart from the line's own
+        // keys; the enclosing span (a call's request id) under `span`.
+        LogFormat::Json => log.json().with_ansi(false).with_span_list(false).init(),
+    }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -48,11 +48,13 @@ async fn a_declined_call_never_runs_and_says_so() {
         assert_eq!(result.is_error, Some(true));
         let text = text_of(&result);
         assert!(text.contains("did not run") && text.contains("the user declined"), "{text}");
-        let ended =
-            host.stderr.wait_for("the call to end", |l| l.contains("call ended before it started")).await;
-        assert!(ended.contains("outcome=\"declined\""), "{ended}");
+        let ended = host
+            .stderr
+            .wait_for_event("the call to end", |e| e.message() == "call ended before it started")
+            .await;
+        assert_eq!(ended.str("outcome"), Some("declined"), "{ended}");
         // Declined before it ran: no store was ever made for it.
-        assert!(!host.stderr.all().iter().any(|l| l.contains("call started")), "the tool ran");
+        assert!(!host.stderr.events().iter().any(|e| e.message() == "call started"), "the tool ran");
         host.wait_until_idle().await;
     }
 }
@@ -84,8 +86,11 @@ async fn cancelling_a_call_that_waits_for_approval_withdraws_the_question() {
 
     call.cancel(Some("changed my mind".into())).await.unwrap();
     host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 1").await;
-    let ended = host.stderr.wait_for("the call to end", |l| l.contains("call ended before it started")).await;
-    assert!(ended.contains("stop_reason=\"client-cancelled\""), "{ended}");
+    let ended = host
+        .stderr
+        .wait_for_event("the call to end", |e| e.message() == "call ended before it started")
+        .await;
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
     host.wait_until_idle().await;
     assert_eq!(host.responses_to(&id), 0, "a cancelled call got a response");
 }
@@ -162,9 +167,11 @@ async fn a_mid_call_approval_holds_nothing_after_a_no() {
     host.test_client.events.wait_for("the question to be withdrawn", |e| e == "withdrawn 3").await;
     let ended = host
         .stderr
-        .wait_for("the cancelled call to end", |l| l.contains("call ended") && l.contains("client-cancelled"))
+        .wait_for_event("the cancelled call to end", |e| {
+            e.is_call_ended("prune") && e.str("stop_reason") == Some("client-cancelled")
+        })
         .await;
-    assert!(ended.contains("cleanup=\"done\""), "{ended}");
+    assert_eq!(ended.str("cleanup"), Some("done"), "{ended}");
     host.wait_until_idle().await;
     assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
 }
@@ -238,8 +245,12 @@ async fn on_2026_07_28_rmcps_client_answers_and_the_parked_guest_goes_on() {
     // requests; it is resumed, not run again (one "call started" per call).
     let result = host.client.call_tool(params("prune", json!({ "count": 5 }))).await.unwrap();
     assert_eq!(text_of(&result), "pruned 5 snapshots");
-    let started =
-        host.stderr.all().iter().filter(|l| l.contains("call started") && l.contains("prune")).count();
+    let started = host
+        .stderr
+        .events()
+        .iter()
+        .filter(|e| e.message() == "call started" && e.str("tool") == Some("prune"))
+        .count();
     assert_eq!(started, 1);
     // Plain elicitations travel the same way.
     let result = host.client.call_tool(params("survey", json!({ "questions": 2 }))).await.unwrap();
@@ -260,7 +271,11 @@ async fn on_2026_07_28_a_lease_that_runs_out_stops_the_call_and_cleans_up() {
 
     // Nobody comes back: the lease runs out, the call is stopped and cleaned up.
     let ended = host.call_ended("prune").await;
-    assert!(ended.contains("stop_reason=\"no-answer\"") && ended.contains("cleanup=\"done\""), "{ended}");
+    assert_eq!(
+        (ended.str("stop_reason"), ended.str("cleanup")),
+        (Some("no-answer"), Some("done")),
+        "{ended}"
+    );
     host.wait_until_idle().await;
     assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
 
@@ -352,8 +367,9 @@ async fn cancelling_a_task_stops_its_guest_the_usual_way() {
     let status = poll_task(&host, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
     assert!(matches!(status, TaskPayload::Cancelled));
     let ended = host.call_ended("prune").await;
-    assert!(
-        ended.contains("stop_reason=\"client-cancelled\"") && ended.contains("cleanup=\"done\""),
+    assert_eq!(
+        (ended.str("stop_reason"), ended.str("cleanup")),
+        (Some("client-cancelled"), Some("done")),
         "{ended}"
     );
 
@@ -385,7 +401,11 @@ async fn a_task_whose_question_goes_unanswered_ends_and_cleans_up() {
     let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
     assert!(text.contains("--approval-timeout"), "{text}");
     let ended = host.call_ended("prune").await;
-    assert!(ended.contains("stop_reason=\"no-answer\"") && ended.contains("cleanup=\"done\""), "{ended}");
+    assert_eq!(
+        (ended.str("stop_reason"), ended.str("cleanup")),
+        (Some("no-answer"), Some("done")),
+        "{ended}"
+    );
     host.wait_until_idle().await;
     assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
 }

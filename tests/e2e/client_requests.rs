@@ -25,7 +25,7 @@ async fn cancelling_a_call_withdraws_its_open_question_and_later_questions_still
     survey.cancel(Some("user gave up".into())).await.unwrap();
     events.wait_for("the third question to be withdrawn", |e| e == "withdrawn 3").await;
     let ended = host.call_ended("survey").await;
-    assert!(ended.contains("stop_reason=\"client-cancelled\""), "{ended}");
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
     assert_eq!(host.responses_to(&survey_id), 0);
 
     // A new call's questions surface and are answered normally.

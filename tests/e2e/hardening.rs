@@ -284,7 +284,9 @@ async fn the_compile_cache_is_private_and_refused_when_others_can_write_it() {
     // directory others can write is not used at all, and the host says so.
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
     let host = Host::start(Start::new("demo", &["--cache-dir", &cache_arg])).await;
-    host.stderr.wait_for("the refusal", |line| line.contains("not using the compile cache")).await;
+    host.stderr
+        .wait_for_event("the refusal", |e| e.message().starts_with("not using the compile cache"))
+        .await;
     assert_eq!(text_of(&host.call("echo", json!({ "text": "served" })).await.unwrap()), "served");
 }
 

@@ -2,8 +2,10 @@
 //!
 //! The host's stdout is tapped on its way to the client: every line must be
 //! a JSON-RPC message (guest output must never reach it), and tests can ask
-//! which responses went over the wire. The host's stderr is collected so
-//! tests can wait for its "call ended" events instead of sleeping.
+//! which responses went over the wire. The host logs with `--log-format
+//! json`; its stderr is collected, each line parsed into an [`Event`], so
+//! tests wait for events such as "call ended" and read their fields
+//! instead of sleeping or matching text.
 //!
 //! The benchmarks include this file too; each uses only part of it.
 #![allow(dead_code)]
@@ -23,7 +25,7 @@ use rmcp::service::{
     NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService, ServiceError,
 };
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, ErrorData as McpError, RoleClient};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
@@ -48,32 +50,38 @@ pub fn guest(name: &str) -> PathBuf {
     path
 }
 
-/// Lines the host printed, shared with the tasks that read them.
-#[derive(Default)]
-pub struct Lines {
-    lines: Mutex<Vec<String>>,
+/// Lines a process printed (or a client saw), shared with the tasks that
+/// read them: text, or the host's log lines (see [`Log`]).
+pub struct Lines<T = String> {
+    lines: Mutex<Vec<T>>,
     changed: Notify,
 }
 
-impl Lines {
+impl<T> Default for Lines<T> {
+    fn default() -> Self {
+        Lines { lines: Mutex::default(), changed: Notify::new() }
+    }
+}
+
+impl<T: Clone + std::fmt::Display> Lines<T> {
     /// Adds a line and wakes whoever waits for one.
-    pub fn push(&self, line: String) {
+    pub fn push(&self, line: T) {
         self.lines.lock().unwrap().push(line);
         self.changed.notify_waiters();
     }
 
     /// A copy of every line so far.
-    pub fn all(&self) -> Vec<String> {
+    pub fn all(&self) -> Vec<T> {
         self.lines.lock().unwrap().clone()
     }
 
     /// Waits until a line satisfies `pred`, and returns it.
-    pub async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    pub async fn wait_for(&self, what: &str, pred: impl Fn(&T) -> bool) -> T {
         self.wait_until(what, |lines| lines.iter().find(|l| pred(l)).cloned()).await
     }
 
     /// Waits until `check` over all lines so far returns something.
-    pub async fn wait_until<T>(&self, what: &str, check: impl Fn(&[String]) -> Option<T>) -> T {
+    pub async fn wait_until<R>(&self, what: &str, check: impl Fn(&[T]) -> Option<R>) -> R {
         let wait = async {
             loop {
                 let notified = self.changed.notified();
@@ -85,8 +93,156 @@ impl Lines {
         };
         match tokio::time::timeout(PATIENCE, wait).await {
             Ok(found) => found,
-            Err(_) => panic!("timed out waiting for {what}; lines so far:\n{}", self.all().join("\n")),
+            Err(_) => panic!("timed out waiting for {what}; lines so far:\n{}", self.dump()),
         }
+    }
+
+    /// Every line so far, one per line, for a failure message.
+    pub fn dump(&self) -> String {
+        self.all().iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// What the host wrote to stderr, line by line.
+pub type Log = Lines<LogLine>;
+
+/// One line of the host's stderr.
+#[derive(Clone, Debug)]
+pub enum LogLine {
+    /// A log event (`--log-format json`).
+    Event(Event),
+    /// Anything else, kept as is: a panic, a fatal error, the `--http`
+    /// address, or any line of `--log-format text`.
+    Text(String),
+}
+
+impl LogLine {
+    /// Parses a line: a JSON object with `fields` is an event.
+    pub fn parse(line: String) -> LogLine {
+        Event::parse(&line).map_or(LogLine::Text(line), LogLine::Event)
+    }
+
+    /// The event, if the line is one.
+    pub fn event(&self) -> Option<&Event> {
+        match self {
+            LogLine::Event(event) => Some(event),
+            LogLine::Text(_) => None,
+        }
+    }
+
+    /// The line as the host wrote it.
+    pub fn text(&self) -> &str {
+        match self {
+            LogLine::Event(event) => &event.line,
+            LogLine::Text(text) => text,
+        }
+    }
+}
+
+impl std::fmt::Display for LogLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+/// One event from the host's log: a line of `--log-format json`,
+/// `{"timestamp", "level", "fields": {"message", ...}, "target", "span"}`.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`.
+    pub level: String,
+    /// The module that logged it, or `tool` for a tool's own output.
+    pub target: String,
+    /// The event's fields, its message under `message`.
+    pub fields: Map<String, Value>,
+    /// The fields of the span it was logged in (and its `name`), if any.
+    pub span: Map<String, Value>,
+    /// The line as the host wrote it, for failure messages.
+    line: String,
+}
+
+impl Event {
+    /// The event on `line`, if it is one.
+    pub fn parse(line: &str) -> Option<Event> {
+        let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(line) else { return None };
+        let Some(Value::Object(fields)) = map.remove("fields") else { return None };
+        let string =
+            |value: Option<Value>| value.and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let span = match map.remove("span") {
+            Some(Value::Object(span)) => span,
+            _ => Map::new(),
+        };
+        Some(Event {
+            level: string(map.remove("level")),
+            target: string(map.remove("target")),
+            fields,
+            span,
+            line: line.to_string(),
+        })
+    }
+
+    /// Its message.
+    pub fn message(&self) -> &str {
+        self.str("message").unwrap_or_default()
+    }
+
+    /// A field's value, if it is a string.
+    pub fn str(&self, field: &str) -> Option<&str> {
+        self.fields.get(field).and_then(Value::as_str)
+    }
+
+    /// A field's value, if it is a whole number.
+    pub fn u64(&self, field: &str) -> Option<u64> {
+        self.fields.get(field).and_then(Value::as_u64)
+    }
+
+    /// A field's value, if it is true or false.
+    pub fn bool(&self, field: &str) -> Option<bool> {
+        self.fields.get(field).and_then(Value::as_bool)
+    }
+
+    /// Whether this is the host's `call ended` event for a call of `tool`.
+    pub fn is_call_ended(&self, tool: &str) -> bool {
+        self.message() == "call ended" && self.str("tool") == Some(tool)
+    }
+}
+
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.line)
+    }
+}
+
+impl Lines<LogLine> {
+    /// Adds a line the host wrote, parsed.
+    pub fn push_line(&self, line: String) {
+        self.push(LogLine::parse(line));
+    }
+
+    /// Every event so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.lines.lock().unwrap().iter().filter_map(LogLine::event).cloned().collect()
+    }
+
+    /// Waits until an event satisfies `pred`, and returns it.
+    pub async fn wait_for_event(&self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
+        self.wait_until(what, |lines| lines.iter().filter_map(LogLine::event).find(|e| pred(e)).cloned())
+            .await
+    }
+
+    /// Waits until at least `count` events satisfy `pred`, and returns them all.
+    pub async fn wait_for_events(
+        &self,
+        what: &str,
+        count: usize,
+        pred: impl Fn(&Event) -> bool,
+    ) -> Vec<Event> {
+        self.wait_until(what, |lines| {
+            // Counted before copied: benchmarks time this wait.
+            let matching = || lines.iter().filter_map(LogLine::event).filter(|e| pred(e));
+            (matching().count() >= count).then(|| matching().cloned().collect())
+        })
+        .await
     }
 }
 
@@ -253,7 +409,7 @@ pub struct Host {
     /// Every JSON message the host wrote to stdout.
     pub wire: Arc<Lines>,
     /// Every line the host wrote to stderr.
-    pub stderr: Arc<Lines>,
+    pub stderr: Arc<Log>,
     /// Lines on stdout that were not JSON-RPC (must stay empty).
     pub garbage: Arc<Lines>,
 }
@@ -264,6 +420,11 @@ pub struct Start {
     pub args: Vec<String>,
     /// `RUST_LOG` for the host.
     pub rust_log: String,
+    /// Log with `--log-format json`, so `Host::stderr` holds events (off
+    /// for a program that does not take the flag, or a test of the text log).
+    pub json_log: bool,
+    /// More environment variables for the child.
+    pub env: Vec<(String, String)>,
     /// Run this program instead of the host (a baseline server in benchmarks).
     pub program: PathBuf,
     /// Record stdout frames for assertions (benchmarks turn it off to time
@@ -284,6 +445,8 @@ impl Start {
         Start {
             args: all,
             rust_log: "mcp_wasm_host=debug,info".into(),
+            json_log: true,
+            env: Vec::new(),
             program: host_binary(),
             tap_stdout: true,
             client: TestClient::default(),
@@ -308,15 +471,24 @@ impl Start {
         self.rust_log = filter.into();
         self
     }
+
+    /// Logs as text (`--log-format text`, the default) instead of JSON.
+    pub fn text_log(mut self) -> Self {
+        self.json_log = false;
+        self
+    }
 }
 
 impl Host {
     /// Starts the host with `start.args` and connects a client.
     pub async fn start(start: Start) -> Host {
+        let log_format: &[&str] = if start.json_log { &["--log-format", "json"] } else { &[] };
         let mut child = Command::new(&start.program)
+            .args(log_format)
             .args(&start.args)
             .env("RUST_LOG", &start.rust_log)
             .env("NO_COLOR", "1")
+            .envs(start.env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -329,14 +501,14 @@ impl Host {
 
         let wire = Arc::new(Lines::default());
         let garbage = Arc::new(Lines::default());
-        let stderr_lines = Arc::new(Lines::default());
+        let stderr_lines = Arc::new(Log::default());
 
         {
             let stderr_lines = stderr_lines.clone();
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    stderr_lines.push(line);
+                    stderr_lines.push_line(line);
                 }
             });
         }
@@ -405,14 +577,9 @@ impl Host {
             .expect("sending tools/call")
     }
 
-    /// Waits for the host's "call ended" event for the tool, and returns the line.
-    pub async fn call_ended(&self, tool: &str) -> String {
-        let tool_field = format!("tool=\"{tool}\"");
-        self.stderr
-            .wait_for(&format!("the end of a `{tool}` call"), |l| {
-                l.contains("call ended") && l.contains(&tool_field)
-            })
-            .await
+    /// Waits for the host's "call ended" event for a call of `tool`, and returns it.
+    pub async fn call_ended(&self, tool: &str) -> Event {
+        self.stderr.wait_for_event(&format!("the end of a `{tool}` call"), |e| e.is_call_ended(tool)).await
     }
 
     /// How many responses (results or errors) the host sent for request `id`.
@@ -428,7 +595,7 @@ impl Host {
 
     /// Closes the session from the client side (the host's stdin closes) and
     /// returns the process and its stderr lines.
-    pub async fn disconnect(self) -> (Child, Arc<Lines>) {
+    pub async fn disconnect(self) -> (Child, Arc<Log>) {
         self.client.cancel().await.expect("closing the client");
         (self.child, self.stderr)
     }

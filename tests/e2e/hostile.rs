@@ -107,7 +107,13 @@ async fn a_panic_is_reported_as_a_crash() {
     let host = Host::start(hostile(&[])).await;
     let message = survive(&host, "panic", no_args()).await;
     assert!(message.contains("tool `panic` crashed") && message.contains("panicked"), "{message}");
-    host.stderr.wait_for("the guest's panic message on stderr", |l| l.contains("hostile tool panics")).await;
+    host.stderr
+        .wait_for_event("the guest's panic message on stderr", |e| {
+            e.target == "tool"
+                && e.str("stream") == Some("stderr")
+                && e.message().contains("hostile tool panics")
+        })
+        .await;
 }
 
 #[tokio::test]
@@ -139,8 +145,8 @@ async fn floods_of_logs_and_progress_are_thinned() {
     assert!(logs <= 100, "{logs} of 100 000 log records reached the client");
     assert!(progress <= 100, "{progress} of 100 000 progress reports reached the client");
     let ended = host.call_ended("log_flood").await;
-    assert!(ended.contains("dropped_notes="), "{ended}");
-    let stderr_lines = host.stderr.all().iter().filter(|l| l.contains("flood ")).count();
+    assert!(ended.u64("dropped_notes").is_some(), "{ended}");
+    let stderr_lines = host.stderr.all().iter().filter(|l| l.text().contains("flood ")).count();
     assert!(stderr_lines <= 100, "{stderr_lines} flood lines reached the host's stderr");
 }
 
@@ -176,8 +182,10 @@ async fn a_cleanup_that_traps_is_logged_and_the_host_carries_on() {
     let message = survive(&host, "trap_in_cleanup", no_args()).await;
     assert!(message.contains("--timeout"), "{message}");
     let ended = host.call_ended("trap_in_cleanup").await;
-    assert!(ended.contains("cleanup=\"failed\""), "{ended}");
-    host.stderr.wait_for("the cleanup trap in the log", |l| l.contains("cleanup trapped")).await;
+    assert_eq!(ended.str("cleanup"), Some("failed"), "{ended}");
+    host.stderr
+        .wait_for_event("the cleanup trap in the log", |e| e.message().starts_with("cleanup trapped"))
+        .await;
 }
 
 #[tokio::test]
@@ -198,8 +206,10 @@ async fn a_cleanup_that_never_returns_is_stopped() {
     let message = survive(&host, "loop_in_cleanup", no_args()).await;
     assert!(message.contains("--timeout"), "{message}");
     let ended = host.call_ended("loop_in_cleanup").await;
-    assert!(ended.contains("cleanup=\"failed\""), "{ended}");
-    host.stderr.wait_for("the stopped cleanup in the log", |l| l.contains("cleanup did not finish")).await;
+    assert_eq!(ended.str("cleanup"), Some("failed"), "{ended}");
+    host.stderr
+        .wait_for_event("the stopped cleanup in the log", |e| e.message().contains("cleanup did not finish"))
+        .await;
 }
 
 #[tokio::test]
@@ -251,7 +261,7 @@ async fn contacting_a_host_not_allowed_is_refused_before_any_connection() {
         let message = survive(&host, "fetch", json!({ "url": format!("http://{target}/secret") })).await;
         assert!(message.contains("HttpRequestDenied"), "{grants:?}: {message}");
         let refusal = format!("{target} is not granted (allow it with --allow-host HOST[:PORT])");
-        host.stderr.wait_for("the refusal in the host's log", |l| l.contains(&refusal)).await;
+        host.stderr.wait_for_event("the refusal in the host's log", |e| e.message().contains(&refusal)).await;
     }
     // Every call above has ended: a connection would have been made by now.
     assert_eq!(server.events.all(), Vec::<String>::new(), "a refused request reached the server");
@@ -282,7 +292,7 @@ async fn cancelling_a_call_drops_its_outgoing_request() {
     server.events.wait_for("the request at the server", |e| e.starts_with("request 1:")).await;
     handle.cancel(Some("test cancels".into())).await.unwrap();
     let ended = host.call_ended("fetch").await;
-    assert!(ended.contains("stop_reason=\"client-cancelled\""), "{ended}");
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
     // The store is gone, and with it the request's task and its connection.
     server.events.wait_for("the connection to close", |e| e == "closed 1").await;
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
@@ -320,7 +330,7 @@ async fn a_log_bomb_is_cut_to_size_and_bounded_in_bytes_time_and_memory() {
     }
     assert!(sent <= 1 << 20, "{sent} bytes of records reached the client (--max-notification-bytes 1MiB)");
     let ended = host.call_ended("log_bomb").await;
-    assert!(!ended.contains("dropped_notes=0"), "notes past the budget are dropped and counted: {ended}");
+    assert!(ended.u64("dropped_notes") > Some(0), "notes past the budget are dropped and counted: {ended}");
     assert!(elapsed < Duration::from_secs(10), "the call took {elapsed:?}, past its --timeout of 10s");
     assert!(growth < 100, "the host's RSS grew by {growth} MiB");
 }
@@ -346,7 +356,9 @@ async fn an_error_result_counts_against_the_output_cap() {
 
 #[tokio::test]
 async fn guest_stdout_is_capped_tagged_and_cannot_pose_as_a_host_log_line() {
-    let host = Host::start(hostile(&[])).await;
+    // The text log, the default: what a person reads, and where a forged
+    // line could pass for one of the host's (in JSON it sits in `fields`).
+    let host = Host::start(hostile(&[]).text_log()).await;
     let rss = RssWatch::start(&host);
     let result = beside_a_neighbour(&host, "stdout_bomb", json!({ "mib": 8 })).await;
     let growth = rss.growth_mib().await;
@@ -354,10 +366,11 @@ async fn guest_stdout_is_capped_tagged_and_cannot_pose_as_a_host_log_line() {
     assert_eq!(text_of(&result), "printed 8 MiB", "{result:?}");
     let dropped = host
         .stderr
-        .wait_for("the line saying how much output was dropped", |l| l.contains("--max-guest-output"))
-        .await;
+        .wait_for("the line saying how much output was dropped", |l| l.text().contains("--max-guest-output"))
+        .await
+        .to_string();
     assert!(dropped.contains("call_id=") && dropped.contains("64 KiB"), "{dropped}");
-    let lines = host.stderr.all();
+    let lines: Vec<String> = host.stderr.all().iter().map(ToString::to_string).collect();
     let guest_lines: Vec<&String> = lines.iter().filter(|l| l.contains("stream=")).collect();
     let guest_bytes: usize = guest_lines.iter().map(|l| l.len()).sum();
     // Each line carries its tags; 64 KiB of output plus ~100 bytes of tags per line.
@@ -445,7 +458,11 @@ async fn opening_a_fifo_in_a_grant_is_refused_and_leaves_no_thread_behind() {
         assert!(elapsed < Duration::from_secs(1), "write={write}: took {elapsed:?}");
     }
     assert!(settled, "the host has {} threads, {baseline} before the calls", threads_of(pid));
-    host.stderr.wait_for("the refusal in the host's log", |l| l.contains("not a regular file")).await;
+    host.stderr
+        .wait_for_event("the refusal in the host's log", |e| {
+            e.message() == "refused to open a file that is not a regular file or a directory"
+        })
+        .await;
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
     assert_eq!(text_of(&next), "next");
 }
@@ -467,11 +484,11 @@ async fn a_name_grant_does_not_reach_a_loopback_address_it_resolves_to() {
     assert!(message.contains("HttpRequestDenied"), "{message}");
     let refusal = host
         .stderr
-        .wait_for("the refusal in the host's log", |l| {
-            l.contains("refused: localhost:") && l.contains("(loopback)")
+        .wait_for_event("the refusal in the host's log", |e| {
+            e.message().contains("refused: localhost:") && e.message().contains("(loopback)")
         })
         .await;
-    assert!(refusal.contains("--allow-private-addresses"), "the log names the opt-in: {refusal}");
+    assert!(refusal.message().contains("--allow-private-addresses"), "the log names the opt-in: {refusal}");
     // Every call has ended: a connection would have been made by now.
     assert_eq!(server.events.all(), Vec::<String>::new(), "a refused request reached the server");
 }

@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, Buf
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
-use crate::harness::{Lines, PATIENCE, guest, host_binary, rss_kib};
+use crate::harness::{Log, PATIENCE, guest, host_binary, rss_kib};
 
 /// The protocol version the raw client speaks (sessions, tasks extension).
 const VERSION: &str = "2025-11-25";
@@ -29,7 +29,7 @@ const VERSION: &str = "2025-11-25";
 struct HttpHost {
     child: Child,
     addr: SocketAddr,
-    stderr: Arc<Lines>,
+    stderr: Arc<Log>,
 }
 
 /// What came back for one POST.
@@ -55,7 +55,7 @@ impl Reply {
 impl HttpHost {
     async fn start(args: &[&str]) -> HttpHost {
         let mut child = Command::new(host_binary())
-            .args(["--http", "127.0.0.1:0", "--component"])
+            .args(["--log-format", "json", "--http", "127.0.0.1:0", "--component"])
             .arg(guest("demo"))
             .args(args)
             .env("RUST_LOG", "mcp_wasm_host=debug,warn")
@@ -66,19 +66,20 @@ impl HttpHost {
             .kill_on_drop(true)
             .spawn()
             .expect("spawning mcp-wasm-host");
-        let stderr = Arc::new(Lines::default());
+        let stderr = Arc::new(Log::default());
         {
             let (lines, pipe) = (stderr.clone(), child.stderr.take().unwrap());
             tokio::spawn(async move {
                 let mut pipe = BufReader::new(pipe).lines();
                 while let Ok(Some(line)) = pipe.next_line().await {
-                    lines.push(line);
+                    lines.push_line(line);
                 }
             });
         }
         const SERVING: &str = "serving MCP over Streamable HTTP at http://";
-        let line = stderr.wait_for("the host to announce its address", |l| l.contains(SERVING)).await;
-        let addr = line.split(SERVING).nth(1).unwrap().trim_end_matches("/mcp").parse().unwrap();
+        // Printed as is, not a log event.
+        let line = stderr.wait_for("the host to announce its address", |l| l.text().contains(SERVING)).await;
+        let addr = line.text().split(SERVING).nth(1).unwrap().trim_end_matches("/mcp").parse().unwrap();
         HttpHost { child, addr, stderr }
     }
 
@@ -238,8 +239,8 @@ async fn an_idle_session_is_closed_after_the_idle_timeout_and_a_busy_one_is_not(
                        "params": { "name": "wait_for_cancel", "arguments": {} } });
     let _held = host.send(Some(&busy), &call).await;
     host.stderr
-        .wait_for("the idle session to be closed", |l| {
-            l.contains("closing a session idle for --http-idle-timeout") && l.contains(&idle)
+        .wait_for_event("the idle session to be closed", |e| {
+            e.message() == "closing a session idle for --http-idle-timeout" && e.str("session") == Some(&idle)
         })
         .await;
     let stale = host.request(&idle, 2, "tools/list", json!({})).await;
@@ -314,7 +315,7 @@ async fn connections_beyond_the_cap_are_refused_at_once() {
         .unwrap();
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
-    host.stderr.wait_for("the cap in the log", |l| l.contains("--max-connections")).await;
+    host.stderr.wait_for_event("the cap in the log", |e| e.message().contains("--max-connections")).await;
     // A slot frees when a connection closes; then new ones are served.
     drop(held);
     let retry = async {
@@ -369,9 +370,7 @@ async fn a_task_is_visible_only_to_the_session_that_created_it() {
     assert_eq!(own.answer(7)["result"]["status"], "working", "{own:?}");
     let cancelled = host.request(&a, 8, "tasks/cancel", json!({ "taskId": task_id })).await;
     assert!(cancelled.answer(8).get("error").is_none(), "{cancelled:?}");
-    host.stderr
-        .wait_for("the task's call to stop", |l| l.contains("call ended") && l.contains("wait_for_cancel"))
-        .await;
+    host.stderr.wait_for_event("the task's call to stop", |e| e.is_call_ended("wait_for_cancel")).await;
 }
 
 #[tokio::test]
@@ -385,9 +384,7 @@ async fn a_sessions_tasks_stop_when_the_session_ends() {
     let created = host.request(&session, 1, "tools/call", call).await;
     assert_eq!(created.answer(1)["result"]["status"], "working", "{created:?}");
     assert_eq!(host.close_session(&session).await, 202);
-    let ended = host
-        .stderr
-        .wait_for("the task's call to stop", |l| l.contains("call ended") && l.contains("wait_for_cancel"))
-        .await;
-    assert!(ended.contains("stop_reason=\"client-cancelled\""), "{ended}");
+    let ended =
+        host.stderr.wait_for_event("the task's call to stop", |e| e.is_call_ended("wait_for_cancel")).await;
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
 }

@@ -142,13 +142,9 @@ async fn stop_mid_call(stop: Stop) {
     assert!(took < Duration::from_secs(3), "exit took {took:?}");
     assert!(files_in(locks.path()).is_empty(), "cleanup ran for both calls: {:?}", files_in(locks.path()));
     // stderr is read by a task: wait for both events rather than racing it.
-    stderr
-        .wait_until("both calls to end", |lines| {
-            (lines.iter().filter(|l| l.contains("cleanup=\"done\"")).count() == 2).then_some(())
-        })
-        .await;
-    let log = stderr.all().join("\n");
-    assert!(log.contains("stop_reason=\"shutdown\""), "{log}");
+    let cleaned = stderr.wait_for_events("both calls to end", 2, |e| e.str("cleanup") == Some("done")).await;
+    assert_eq!(cleaned.len(), 2, "{}", stderr.dump());
+    assert!(stderr.events().iter().any(|e| e.str("stop_reason") == Some("shutdown")), "{}", stderr.dump());
 }
 
 #[tokio::test]

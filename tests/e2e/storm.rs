@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
-use crate::harness::{Host, PATIENCE, Start, files_in, rss_kib};
+use crate::harness::{Event, Host, PATIENCE, Start, files_in, rss_kib};
 
 /// A small deterministic generator, so a failing storm can be replayed.
 struct Lcg(u64);
@@ -22,10 +22,16 @@ impl Lcg {
     }
 }
 
-/// The JSON-RPC id in a `tools/call{request=ID}: ...` log line.
-fn request_id(line: &str) -> String {
-    let start = line.find("request=").expect("call lines carry the request id") + "request=".len();
-    line[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '"').collect()
+/// The JSON-RPC id of the `tools/call` request an event was logged in.
+fn request_id(event: &Event) -> Value {
+    let id = event.span.get("request").and_then(Value::as_str).expect("call events carry the request id");
+    // The span shows the id as text: a number, or a string as is.
+    serde_json::from_str(id).unwrap_or_else(|_| Value::String(id.to_string()))
+}
+
+/// Whether an event ends a call: after it ran, or before it started.
+fn ends_a_call(event: &Event) -> bool {
+    matches!(event.message(), "call ended" | "call ended before it started")
 }
 
 #[tokio::test]
@@ -75,39 +81,40 @@ async fn a_cancel_storm_leaves_nothing_behind() {
     }
     let idle = host.wait_until_idle().await;
 
-    let log = host.stderr.all();
-    let ended: Vec<&String> =
-        log.iter().filter(|l| l.contains("call ended")).skip(warm_calls as usize).collect();
+    let log = host.stderr.events();
+    let ended: Vec<&Event> = log.iter().filter(|e| ends_a_call(e)).skip(warm_calls as usize).collect();
     let storm_ended = ended.len() as u64;
     assert_eq!(storm_ended, calls, "every storm call ended exactly once");
     // Stopped: cancelled before it returned (a call that returned within the
     // grace period after its cancel has finished, and owes no cleanup).
-    let stopped: Vec<&&String> = ended.iter().filter(|l| l.contains("outcome=\"stopped\"")).collect();
-    for line in &stopped {
-        assert!(line.contains("stop_reason=\"client-cancelled\""), "{line}");
+    let stopped: Vec<&Event> =
+        ended.iter().copied().filter(|e| e.str("outcome") == Some("stopped")).collect();
+    for event in &stopped {
+        assert_eq!(event.str("stop_reason"), Some("client-cancelled"), "{event}");
     }
     // A request the host stopped got no response. (One that finished before
     // its cancel was seen may or may not have: rmcp drops the response of a
     // request it knows is cancelled, as the spec asks.)
-    let answered: std::collections::HashSet<String> = host
+    let answered: Vec<Value> = host
         .wire
         .all()
         .iter()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m.get("method").is_none())
-        .filter_map(|m| m.get("id").map(|id| id.to_string()))
+        .filter_map(|m| m.get("id").cloned())
         .collect();
-    for line in &stopped {
-        let id = request_id(line);
-        assert!(!answered.contains(&id), "request {id} was stopped yet answered: {line}");
+    for event in &stopped {
+        let id = request_id(event);
+        assert!(!answered.contains(&id), "request {id} was stopped yet answered: {event}");
     }
     // Cleanup ran exactly once for every stopped call that had started (one
     // cancelled while waiting for a free slot never ran), and finished.
-    let stopped: Vec<&&String> = stopped.into_iter().filter(|l| !l.contains("before it started")).collect();
-    for line in &stopped {
-        let call_id = line.split("call_id=").nth(1).and_then(|rest| rest.split(' ').next()).unwrap_or("?");
-        let about: Vec<&String> = log.iter().filter(|l| l.contains(call_id)).collect();
-        assert!(line.contains("cleanup=\"done\""), "{about:#?}");
+    let stopped: Vec<&Event> = stopped.into_iter().filter(|e| e.message() == "call ended").collect();
+    for event in &stopped {
+        let call_id = event.str("call_id");
+        let about: Vec<String> =
+            log.iter().filter(|e| e.str("call_id") == call_id).map(ToString::to_string).collect();
+        assert_eq!(event.str("cleanup"), Some("done"), "{about:#?}");
     }
     assert_eq!(idle["cleanups_total"].as_u64().unwrap() - cleanups_before, stopped.len() as u64);
     assert!(files_in(locks.path()).is_empty(), "locks left: {:?}", files_in(locks.path()));
@@ -167,5 +174,5 @@ async fn storm(host: &Host, rng: &mut Lcg, calls: u64) {
 }
 
 fn count_ended(host: &Host) -> u64 {
-    host.stderr.all().iter().filter(|l| l.contains("call ended")).count() as u64
+    host.stderr.events().iter().filter(|e| ends_a_call(e)).count() as u64
 }

@@ -82,6 +82,10 @@ async fn guest_stdout_never_reaches_the_protocol_stream() {
     let host = Host::start(Start::new("demo", &[])).await;
     let result = host.call("countdown", json!({ "steps": 3, "step_ms": 1 })).await.unwrap();
     assert_eq!(text_of(&result), "counted down from 3");
-    host.stderr.wait_for("the guest's printed steps on stderr", |l| l.contains("countdown: 1")).await;
+    host.stderr
+        .wait_for_event("the guest's printed steps on stderr", |e| {
+            e.target == "tool" && e.str("stream") == Some("stdout") && e.message() == "countdown: 1"
+        })
+        .await;
     host.assert_clean_stdout();
 }

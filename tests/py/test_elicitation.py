@@ -16,7 +16,8 @@ callback). These tests check, from a client the project did not write, that:
 
 Every JSON-RPC message on the stdio link is recorded (see `Wire`), so the
 tests can also assert on what the SDK hides (a late result for a cancelled
-request is dropped silently by the SDK).
+request is dropped silently by the SDK). The host logs with `--log-format
+json`, so the tests read its events' fields (see `Host.events`).
 
 Needs target/release/mcp-wasm-host (or $MCP_WASM_HOST) and
 target/guests/demo.wasm: `just build guests`.
@@ -161,6 +162,20 @@ class Host:
     def stderr(self) -> str:
         return self.log.read_text(errors="replace")[-6000:]
 
+    def events(self, message: str) -> list[dict[str, Any]]:
+        """The fields of each log event with this message (`--log-format json`
+        lines; any other line, such as a panic, is skipped)."""
+        found = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            fields = event.get("fields") if isinstance(event, dict) else None
+            if isinstance(fields, dict) and fields.get("message") == message:
+                found.append(fields)
+        return found
+
     @contextmanager
     def patience(self, what: str) -> Iterator[None]:
         """Bounds a wait; on timeout, fails with the host's log."""
@@ -196,7 +211,7 @@ async def serve(tmp_path: Path, elicit: Any) -> AsyncIterator[Host]:
     that declares elicitation (the SDK does so because a callback is given)."""
     params = StdioServerParameters(
         command=str(HOST),
-        args=["--component", str(DEMO)],
+        args=["--log-format", "json", "--component", str(DEMO)],
         env={"RUST_LOG": "mcp_wasm_host=info", "NO_COLOR": "1"},
     )
     log = tmp_path / "host.stderr"
@@ -316,13 +331,13 @@ async def test_python_sdk_cancelling_the_call_withdraws_the_open_elicitation(tmp
         status = await host.settled_status()
         # Both calls counted; the cancelled one (and only it) ran its cleanup.
         assert (status["calls_total"], status["cleanups_total"]) == (2, 1), status
-        # The host logs a call's end before counting it out, so the line is there.
+        # The host logs a call's end before counting it out, so the event is there.
         ended = [
-            line
-            for line in host.log.read_text(errors="replace").splitlines()
-            if "call ended" in line and 'tool="survey"' in line and 'stop_reason="client-cancelled"' in line
+            e
+            for e in host.events("call ended")
+            if e.get("tool") == "survey" and e.get("stop_reason") == "client-cancelled"
         ]
-        assert len(ended) == 1 and 'cleanup="done"' in ended[0], host.stderr()
+        assert len(ended) == 1 and ended[0].get("cleanup") == "done", host.stderr()
         # The cancelled call never got a response, not even a late one the SDK
         # would have dropped without telling anyone.
         assert wire.answers_to("host", call_id) == [], wire.messages
@@ -358,4 +373,6 @@ async def test_python_sdk_approves_and_declines_a_tool_that_needs_approval(tmp_p
         status = await host.settled_status()
         assert status["paused_calls"] == 0 and status["leases"] == 0, status
         # The declined call never ran, and the host's log says why.
-        assert 'outcome="declined"' in host.stderr()
+        declined_events = host.events("call ended before it started")
+        assert [e.get("outcome") for e in declined_events] == ["declined"], host.stderr()
+        assert [e.get("tool") for e in declined_events] == ["delete_records"], host.stderr()

@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { collectLines, demo, hostBinary, until } from './helpers.mjs';
+import { callEnded, collectLines, demo, hostBinary, jsonLog, until } from './helpers.mjs';
 
 /** Starts the host with `args` and connects an SDK client; collects stderr lines. */
 async function connect(args) {
   const transport = new StdioClientTransport({
     command: hostBinary,
-    args,
+    args: [...jsonLog, ...args],
     stderr: 'pipe',
     env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
   });
@@ -43,12 +43,10 @@ for (const tool of ['spin', 'stall']) {
       controller.abort('the user gave up');
       await assert.rejects(call, /abort|gave up/i);
 
-      await until(`the host to end the ${tool} call`, () =>
-        lines.some((l) => l.includes('call ended') && l.includes(`tool="${tool}"`)),
-      );
-      const ended = lines.find((l) => l.includes('call ended') && l.includes(`tool="${tool}"`));
-      assert.match(ended, /stop_reason="client-cancelled"/);
-      assert.match(ended, /cleanup="done"/);
+      await until(`the host to end the ${tool} call`, () => callEnded(lines, tool));
+      const ended = callEnded(lines, tool);
+      assert.equal(ended.fields.stop_reason, 'client-cancelled', JSON.stringify(ended));
+      assert.equal(ended.fields.cleanup, 'done', JSON.stringify(ended));
       assert.deepEqual(locksIn(dir), [], 'cleanup removed the lock');
 
       const echo = await client.callTool({ name: 'echo', arguments: { text: 'after the abort' } });

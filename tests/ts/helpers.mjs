@@ -1,5 +1,6 @@
 // Shared by the TypeScript SDK tests: where the host and the demo component
-// are, and waiting on a condition with a bound instead of sleeping blindly.
+// are, reading its log events, and waiting on a condition with a bound
+// instead of sleeping blindly.
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -24,6 +25,9 @@ export async function until(what, check) {
   }
 }
 
+/** Arguments that make the host log one JSON object per line (see `events`). */
+export const jsonLog = ['--log-format', 'json'];
+
 /** Collects a stream's text output as lines. */
 export function collectLines(stream) {
   const lines = [];
@@ -35,4 +39,23 @@ export function collectLines(stream) {
     lines.push(...parts);
   });
   return lines;
+}
+
+/** The log events among the host's stderr lines (`--log-format json`):
+ * `{ level, target, fields: { message, ... }, span }`. Other lines (a
+ * panic, the --http address) are skipped. */
+export function events(lines) {
+  return lines.flatMap((line) => {
+    try {
+      const event = JSON.parse(line);
+      return event && typeof event.fields === 'object' ? [event] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The host's `call ended` event for a call of `tool`, if logged yet. */
+export function callEnded(lines, tool) {
+  return events(lines).find((e) => e.fields.message === 'call ended' && e.fields.tool === tool);
 }

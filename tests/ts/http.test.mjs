@@ -11,17 +11,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { collectLines, demo, hostBinary, until } from './helpers.mjs';
+import { callEnded, collectLines, demo, hostBinary, jsonLog, until } from './helpers.mjs';
 
 /** Starts `mcp-wasm-host --http 127.0.0.1:0`; resolves with its URL and stderr lines. */
 async function startHttpHost(args) {
-  const child = spawn(hostBinary, ['--http', '127.0.0.1:0', '--component', demo, ...args], {
+  const child = spawn(hostBinary, [...jsonLog, '--http', '127.0.0.1:0', '--component', demo, ...args], {
     env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const lines = collectLines(child.stderr);
-  await until('the host to announce its URL', () => lines.some((l) => l.includes('/mcp')));
-  const url = lines.join('\n').match(/http:\/\/127\.0\.0\.1:\d+\/mcp/)[0];
+  // The announcement is a plain line, not a log event.
+  const announced = /^mcp-wasm-host: serving MCP over Streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
+  await until('the host to announce its URL', () => lines.some((l) => announced.test(l)));
+  const url = lines.map((l) => l.match(announced)).find(Boolean)[1];
   return { child, url, lines };
 }
 
@@ -36,12 +38,10 @@ test('over HTTP, abort() stops a spinning tool, cleanup runs, the next call is s
     await until('spin to take its lock', () => readdirSync(dir).some((f) => f.endsWith('.lock')));
     controller.abort('the user gave up');
     await assert.rejects(call, /abort|gave up/i);
-    await until('the host to end the spin call', () =>
-      lines.some((l) => l.includes('call ended') && l.includes('tool="spin"')),
-    );
-    const ended = lines.find((l) => l.includes('call ended') && l.includes('tool="spin"'));
-    assert.match(ended, /stop_reason="client-cancelled"/);
-    assert.match(ended, /cleanup="done"/);
+    await until('the host to end the spin call', () => callEnded(lines, 'spin'));
+    const ended = callEnded(lines, 'spin');
+    assert.equal(ended.fields.stop_reason, 'client-cancelled', JSON.stringify(ended));
+    assert.equal(ended.fields.cleanup, 'done', JSON.stringify(ended));
     assert.deepEqual(readdirSync(dir), []);
     const echo = await client.callTool({ name: 'echo', arguments: { text: 'over http' } });
     assert.equal(echo.content[0].text, 'over http');
