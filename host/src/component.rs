@@ -330,23 +330,24 @@ mod tests {
         assert!(err.contains("not a WebAssembly file"), "{err}");
     }
 
-    fn tool_spec(output_schema: Option<&str>) -> ToolSpec {
-        ToolSpec::from_info(ToolInfo {
+    /// A tool `t` declaring `input_schema` and `output_schema`.
+    fn info(input_schema: &str, output_schema: Option<&str>) -> ToolInfo {
+        let annotations =
+            Annotations { read_only: None, destructive: None, idempotent: None, open_world: None };
+        ToolInfo {
             name: "t".into(),
             title: None,
             description: Some("d".into()),
-            input_schema: r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#
-                .into(),
+            input_schema: input_schema.into(),
             output_schema: output_schema.map(Into::into),
-            annotations: Annotations {
-                read_only: None,
-                destructive: None,
-                idempotent: None,
-                open_world: None,
-            },
+            annotations,
             needs_approval: None,
-        })
-        .unwrap()
+        }
+    }
+
+    fn tool_spec(output_schema: Option<&str>) -> ToolSpec {
+        let input = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+        ToolSpec::from_info(info(input, output_schema)).unwrap()
     }
 
     #[test]
@@ -361,20 +362,7 @@ mod tests {
 
     #[test]
     fn schemas_that_are_not_object_schemas_are_refused() {
-        let mut info = ToolInfo {
-            name: "t".into(),
-            title: None,
-            description: None,
-            input_schema: r#"{"type":"string"}"#.into(),
-            output_schema: None,
-            annotations: Annotations {
-                read_only: None,
-                destructive: None,
-                idempotent: None,
-                open_world: None,
-            },
-            needs_approval: None,
-        };
+        let mut info = info(r#"{"type":"string"}"#, None);
         assert!(ToolSpec::from_info(info.clone()).is_err());
         info.input_schema = "{not json".into();
         assert!(ToolSpec::from_info(info).is_err());
