@@ -27,6 +27,7 @@
 //! - [`engine`]: the wasmtime engine, epoch ticker and compile cache;
 //! - [`bindings`]: the `mcp:tool` WIT contract as Rust types;
 //! - [`contract`]: the same contract's WIT text, for `mcp-wasm-host wit`;
+//! - [`scaffold`]: new tool projects (with the SDK and the contract), for `mcp-wasm-host new`;
 //! - [`stats`]: live counts, so tests and operators can see nothing leaks.
 
 pub mod approval;
@@ -50,6 +51,7 @@ pub mod outgoing_http;
 pub mod paused;
 pub mod priority;
 pub mod sandbox;
+pub mod scaffold;
 pub mod schema;
 pub mod server;
 pub mod shutdown;
