@@ -19,7 +19,8 @@ setup *flags:
 build: setup
     cargo build --release --workspace --all-targets 1>&2
 
-# Build every example tool into target/guests/NAME.wasm (plus demo-wasip1.wasm).
+# Build every example tool (each on the guest SDK, guest-tools/mcp-tool) into
+# target/guests/NAME.wasm (plus demo-wasip1.wasm).
 guests: setup
     cargo run --release -q -p xtask -- guests 1>&2
 
@@ -38,10 +39,12 @@ lint:
     cd guest-tools && cargo fmt --all --check
     cargo clippy --release --workspace --all-targets -- -D warnings
 
-# Everything: lints; unit and end-to-end tests (rmcp client); the TypeScript
-# and Python SDKs; the official conformance suite over --http.
+# Everything: lints; unit and end-to-end tests (rmcp client); the Rust guest
+# SDK's own tests (natively); the TypeScript and Python SDKs; the official
+# conformance suite over --http.
 test: (setup "--with-node") build guests lint
     cargo test --release --workspace
+    cd guest-tools && cargo test -p mcp-tool
     cd tests/ts && npm test
     .tools/py/bin/python -m pytest tests/py -q
     tests/conformance/run.sh
@@ -67,7 +70,8 @@ conformance: (setup "--with-node") build guests
 bench: build guests
     cargo bench -p mcp-wasm-host --bench wire
 
-# Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min).
+# Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min):
+# the SDK's bindings and exports work under cargo-component too.
 guest-with-cargo-component:
     command -v cargo-component >/dev/null && cargo component --version | grep -q 0.21.1 \
         || cargo install cargo-component@0.21.1 --locked

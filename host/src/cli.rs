@@ -91,6 +91,15 @@ pub enum Command {
         #[arg(default_value = "wit")]
         dir: PathBuf,
     },
+    /// Make a new tool project in DIR that builds as it is (`rust`: with the
+    /// mcp-tool SDK, for `cargo build --release --target wasm32-wasip2`).
+    New {
+        /// The language to write the tool in.
+        #[arg(long, value_enum)]
+        lang: crate::scaffold::Lang,
+        /// The project's folder, made if missing (must be empty); its name names the project.
+        dir: PathBuf,
+    },
 }
 
 /// Options for serving tools over stdio.

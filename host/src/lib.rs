@@ -26,8 +26,9 @@
 //! `--config`), [`component`] (loading and checking a component),
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
 //! [`engine`] and [`cache`] (the wasmtime engine, epoch ticker, compile
-//! cache), [`limits`] (what a call may use, named in messages) and
-//! [`stats`] (live counts, so tests and operators can see nothing leaks).
+//! cache), [`limits`] (what a call may use, named in messages),
+//! [`stats`] (live counts, so tests and operators can see nothing leaks)
+//! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
 
 mod approval;
 mod ask;
@@ -42,6 +43,7 @@ mod engine;
 mod limits;
 mod mcp;
 mod sandbox;
+pub mod scaffold;
 mod schema;
 mod stats;
 mod store;

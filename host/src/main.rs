@@ -42,6 +42,19 @@ fn main() {
                 }
                 Ok(())
             }
+            Some(Command::New { lang, dir }) => {
+                let created = mcp_wasm_host::scaffold::create(*lang, dir)?;
+                eprintln!(
+                    "created {} ({} files); build and check it with:",
+                    dir.display(),
+                    created.files.len()
+                );
+                eprintln!("  cd {}", created.dir.display());
+                for step in &created.next_steps {
+                    eprintln!("  {step}");
+                }
+                Ok(())
+            }
             None => mcp_wasm_host::serve(&cli.serve).await,
         }
     });

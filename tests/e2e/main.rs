@@ -14,5 +14,6 @@ mod hostile;
 mod http_limits;
 mod lifecycle;
 mod limits;
+mod scaffold;
 mod storm;
 mod tools;

@@ -63,12 +63,14 @@ fn build_guests(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The member crates of the guest workspace: every folder with a Cargo.toml.
+/// The components of the guest workspace: every folder whose Cargo.toml
+/// builds a `cdylib` (the SDK, `mcp-tool`, is a library they use).
 fn guest_crates(guests: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(guests)? {
         let path: PathBuf = entry?.path();
-        if path.join("Cargo.toml").is_file() {
+        let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
+        if manifest.contains("\"cdylib\"") {
             names.push(path.file_name().unwrap().to_string_lossy().into_owned());
         }
     }
