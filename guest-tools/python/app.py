@@ -1,0 +1,192 @@
+"""The example tools in Python: the same names and behaviours as the Rust
+`demo` component and the JavaScript example, so one test runs the same
+assertions against each (tests/e2e/languages.rs).
+
+- `echo`: returns its `text` as structured content (a dataclass, so the
+  tool has an output schema);
+- `countdown`: works in steps, reports progress, logs, checks `cancelled`
+  between steps and stops early (the cooperative case);
+- `wait_for_cancel`: parks on the `cancelled` pollable until cancelled;
+- `spin`: ignores cancellation and computes forever, holding
+  `<call-id>.lock` in the granted directory; the host stops it and
+  `cleanup` removes the lock;
+- `survey`: asks the user `questions` questions in a row (elicitation);
+- `delete_records`: the user must approve every call (declared);
+- `prune`: asks the user's approval mid-call, holding `<call-id>.lock`;
+- `stats`: structured output from a dataclass, with list, Optional and
+  Literal arguments.
+
+Built against guest-tools/wit-examples (the contract plus
+`wasi:filesystem/preopens`, to find the granted directory):
+
+    componentize-py -d ../wit-examples -w example-tools componentize app -o python-tool.wasm
+"""
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Annotated, Literal, Optional
+
+from mcp_tool import Context, NotApproved, RequestFailed, Tool, ToolError, on_cleanup, tool
+from wit_world.imports import preopens
+
+__all__ = ["Tool"]  # what componentize-py exports as mcp:tool/tool
+
+
+@dataclass
+class Echoed:
+    text: str
+
+
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+def echo(text: Annotated[str, "Text to return"]) -> Echoed:
+    """Returns the text it is given."""
+    return Echoed(text=text)
+
+
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+def countdown(
+    ctx: Context,
+    steps: Annotated[int, {"minimum": 0, "maximum": 100000}] = 50,
+    step_ms: Annotated[int, {"minimum": 0, "maximum": 60000}] = 20,
+    quiet: Annotated[bool, "Report no progress and log nothing (benchmarks compare both)"] = False,
+) -> str:
+    """Counts down from `steps`, one step every `step_ms` milliseconds; stops early when cancelled."""
+    for left in range(steps, 0, -1):
+        ctx.check_cancelled()
+        # Goes to the host's log on stderr, never to the MCP stream.
+        print(f"countdown: {left}")
+        time.sleep(step_ms / 1000)
+        if not quiet:
+            ctx.progress(steps - left + 1, steps, f"{left} to go")
+    if not quiet:
+        ctx.log(f"counted down from {steps}", logger="countdown")
+    return f"counted down from {steps}"
+
+
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+def wait_for_cancel(ctx: Context) -> str:
+    """Waits, parked in wasi:io/poll on its `cancelled` pollable, until the call is cancelled."""
+    ctx.wait_for_cancel()
+    return "unreachable"
+
+
+# Destructive (it holds external state), but only a demo of cancellation:
+# it says so rather than asking every time.
+@tool(read_only=False, destructive=True, idempotent=False, open_world=False, needs_approval=False)
+def spin(ctx: Context) -> str:
+    """Computes forever and ignores cancellation; holds <call-id>.lock in the granted directory."""
+    hold_lock(ctx.call_id)
+    x = 1
+    while True:
+        x = (x * 6364136223846793005 + 1) & 0xFFFFFFFFFFFFFFFF
+
+
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+def survey(ctx: Context, questions: Annotated[int, {"minimum": 1, "maximum": 20}] = 3) -> str:
+    """Asks the user `questions` short questions in a row and returns the answers."""
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "title": "Answer"}},
+        "required": ["answer"],
+    }
+    answers = []
+    for n in range(1, questions + 1):
+        try:
+            answer = ctx.elicit(f"Question {n} of {questions}: what should happen next?", schema)
+        except RequestFailed as failed:
+            if failed.kind == "unsupported":
+                raise ToolError("this client cannot ask the user questions") from None
+            if failed.kind == "timed-out":
+                raise ToolError(f"no answer to question {n} in time") from None
+            raise
+        if not answer.accepted:
+            return f"the user stopped after {len(answers)} answers"
+        answers.append(answer.content.get("answer", ""))
+        ctx.check_cancelled()
+    return "\n".join(answers)
+
+
+@tool(read_only=False, destructive=True, idempotent=False, open_world=False, needs_approval=True)
+def delete_records(table: Annotated[str, "Which table to empty"]) -> str:
+    """Deletes every record of `table` (pretend). The user must approve each call first."""
+    # Only reached once the user approved (the host asked first).
+    return f"deleted every record of {table}"
+
+
+# Finding is harmless; only the one step that deletes asks.
+@tool(read_only=False, destructive=False, idempotent=False, open_world=False)
+def prune(ctx: Context, count: Annotated[int, {"minimum": 1, "maximum": 1000}] = 3) -> str:
+    """Finds `count` old snapshots, then asks the user's approval before deleting them.
+    Holds <call-id>.lock in the granted directory meanwhile."""
+    # Stands in for a lock or transaction held while the user decides. If the
+    # call is stopped while waiting, `cleanup` releases it.
+    hold_lock(ctx.call_id)
+    try:
+        ctx.request_approval(f"Delete {count} old snapshots for good?")
+    except NotApproved as why:
+        release_lock(ctx.call_id)
+        raise ToolError(f"nothing pruned: {why}") from None
+    release_lock(ctx.call_id)
+    return f"pruned {count} snapshots"
+
+
+@dataclass
+class Stats:
+    count: int
+    total: float
+    mean: Optional[float]
+    median: Optional[float]
+    order: list[float]
+
+
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+def stats(
+    numbers: Annotated[list[float], "The numbers to describe"],
+    order: Literal["ascending", "descending"] = "ascending",
+    digits: Annotated[Optional[int], {"minimum": 0, "maximum": 12}] = None,
+) -> Stats:
+    """Counts, sums and averages `numbers`, and sorts them."""
+
+    def rounded(value: float) -> float:
+        return value if digits is None else round(value, digits)
+
+    return Stats(
+        count=len(numbers),
+        total=rounded(sum(numbers)),
+        mean=rounded(statistics.fmean(numbers)) if numbers else None,
+        median=rounded(statistics.median(numbers)) if numbers else None,
+        order=sorted(numbers, reverse=order == "descending"),
+    )
+
+
+@on_cleanup
+def release(call_id: str, reason: str) -> None:
+    """Removes the call's lock, if it left one (already gone is fine)."""
+    print(f"cleanup {call_id}: {reason}")
+    release_lock(call_id)
+
+
+def lock_path(call_id: str) -> Optional[str]:
+    """`<call-id>.lock` in the directory the user granted (the first), if any."""
+    granted = preopens.get_directories()
+    if not granted:
+        return None
+    return f"{granted[0][1].rstrip('/')}/{call_id}.lock"
+
+
+def hold_lock(call_id: str) -> None:
+    path = lock_path(call_id)
+    if path is not None:
+        with open(path, "w") as lock:
+            lock.write(call_id)
+
+
+def release_lock(call_id: str) -> None:
+    path = lock_path(call_id)
+    if path is not None:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
