@@ -9,7 +9,8 @@ host := "target/release/mcp-wasm-host"
 default:
     @just --list
 
-# Install the wasm targets (and, with --with-node, the TypeScript SDK).
+# Install the wasm targets, componentize-py and componentize-js (and, with
+# --with-node, the real-client test dependencies).
 setup *flags:
     scripts/setup.sh {{flags}}
 
@@ -20,7 +21,9 @@ build: setup
     cargo build --release --workspace --all-targets 1>&2
 
 # Build every example tool (each on the guest SDK, guest-tools/mcp-tool) into
-# target/guests/NAME.wasm (plus demo-wasip1.wasm).
+# target/guests/NAME.wasm (plus demo-wasip1.wasm), and the Python and
+# JavaScript examples into python-tool.wasm and js-tool.wasm (rebuilt only
+# when their sources changed).
 guests: setup
     cargo run --release -q -p xtask -- guests 1>&2
 
@@ -40,11 +43,13 @@ lint:
     cargo clippy --release --workspace --all-targets -- -D warnings
 
 # Everything: lints; unit and end-to-end tests (rmcp client); the Rust guest
-# SDK's own tests (natively); the TypeScript and Python SDKs; the official
-# conformance suite over --http.
+# SDK's own tests (natively); the Python and JavaScript tool helpers; the
+# TypeScript and Python SDKs; the official conformance suite over --http.
 test: (setup "--with-node") build guests lint
     cargo test --release --workspace
     cd guest-tools && cargo test -p mcp-tool
+    PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s guest-tools/python/tests
+    node --test guest-tools/js/test/
     cd tests/ts && npm test
     .tools/py/bin/python -m pytest tests/py -q
     tests/conformance/run.sh

