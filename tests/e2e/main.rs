@@ -12,6 +12,7 @@ mod fuzz;
 mod hardening;
 mod hostile;
 mod http_limits;
+mod languages;
 mod lifecycle;
 mod limits;
 mod scaffold;

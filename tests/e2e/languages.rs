@@ -1,0 +1,333 @@
+//! The same tools written in each language a tool can be written in, held to
+//! the same assertions: a call returns text and structured content; a tool
+//! that ignores cancellation is stopped within the grace period and its
+//! `cleanup` runs; a cooperative tool stops by itself; a tool that needs
+//! approval is asked, before it runs or mid-call; progress and a log reach
+//! the client; a question is withdrawn when its call is cancelled.
+//!
+//! Each language's example component offers the same tools as the Rust
+//! `demo` (`echo`, `countdown`, `wait_for_cancel`, `spin`, `survey`,
+//! `delete_records`, `prune`): `guest-tools/python/app.py`,
+//! `guest-tools/js/app.js`. The list at the bottom says which components run;
+//! adding one is one line.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+use serde_json::{Value, json};
+
+use crate::harness::{
+    Approval, Host, Start, files_in, guest, host_binary, no_args, params, text_of, wait_for_lock,
+};
+
+/// The tools every language's example offers, as the Rust demo does.
+const SHARED_TOOLS: &[&str] =
+    &["echo", "countdown", "wait_for_cancel", "spin", "survey", "delete_records", "prune"];
+
+/// Compiles `component` into the compile cache once per test run, one at a
+/// time, before any host serves it. The Python and JavaScript components are
+/// 13-18 MB and compile cold in about 10 s: without this, every test of a
+/// language would compile the same component at once on a cold cache.
+fn warm(component: &str) {
+    static WARMED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+    let mut warmed = WARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if warmed.contains(component) {
+        return;
+    }
+    let path = guest(component);
+    let out = std::process::Command::new(host_binary())
+        .arg("inspect")
+        .arg(&path)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("running mcp-wasm-host inspect");
+    assert!(out.status.success(), "{component} does not load: {}", String::from_utf8_lossy(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("inspect prints JSON");
+    let names: Vec<&str> =
+        listed["tools"].as_array().unwrap().iter().filter_map(|tool| tool["name"].as_str()).collect();
+    for name in SHARED_TOOLS {
+        assert!(names.contains(name), "{component} has no `{name}` tool: {names:?}");
+    }
+    warmed.insert(component.to_string());
+}
+
+/// Serves `component` with `args`, its compiled form already cached.
+async fn serve(component: &str, args: &[&str]) -> Host {
+    warm(component);
+    Host::start(Start::new(component, args)).await
+}
+
+fn assert_no_locks(dir: &Path) {
+    let left = files_in(dir);
+    assert!(left.is_empty(), "cleanup left {left:?} behind");
+}
+
+// ---- The scenarios, each run against every component ----
+
+async fn a_call_returns_text_and_structured_content(component: &str) {
+    let host = serve(component, &[]).await;
+    let tools = host.client.peer().list_all_tools().await.unwrap();
+    let echo = tools.iter().find(|tool| tool.name == "echo").unwrap();
+    assert!(echo.output_schema.is_some(), "echo declares an output schema");
+    assert_eq!(echo.input_schema["required"], json!(["text"]), "{:?}", echo.input_schema);
+
+    let result = host.call("echo", json!({ "text": "hello, wasm" })).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.structured_content, Some(json!({ "text": "hello, wasm" })));
+    assert!(text_of(&result).contains("hello, wasm"), "{}", text_of(&result));
+
+    let counted = host.call("countdown", json!({ "steps": 1, "step_ms": 0, "quiet": true })).await.unwrap();
+    assert_eq!(text_of(&counted), "counted down from 1");
+    assert_eq!(counted.structured_content, None);
+
+    // Arguments outside the schema never reach the tool.
+    let refused = host.call("echo", json!({ "text": 3 })).await;
+    assert!(refused.is_err() || refused.unwrap().is_error == Some(true));
+    host.assert_clean_stdout();
+}
+
+async fn a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up(component: &str) {
+    let locks = tempfile::tempdir().unwrap();
+    let dir = locks.path().to_str().unwrap();
+    let host = serve(component, &["--dir", dir, "--cancel-grace", "100ms"]).await;
+
+    let call = host.start_call("spin", no_args()).await;
+    let id = call.id.clone();
+    // Running (it holds its lock), then the user gives up.
+    wait_for_lock(locks.path()).await;
+    let cancelled = Instant::now();
+    call.cancel(Some("test cancels".into())).await.unwrap();
+
+    let ended = host.call_ended("spin").await;
+    let took = cancelled.elapsed();
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
+    assert_eq!(ended.bool("forced"), Some(true), "spin never stops by itself: {ended}");
+    assert_eq!(ended.str("cleanup"), Some("done"), "{ended}");
+    // The grace, then an epoch tick; the bound leaves room for a busy machine.
+    let stop_ms = ended.fields["stop_ms"].as_f64().unwrap();
+    assert!((100.0..1_000.0).contains(&stop_ms), "stopped {stop_ms} ms after the cancel: {ended}");
+    assert!(took < Duration::from_secs(2), "the call ended {took:?} after the cancel");
+    // `cleanup` ran in a fresh instance and removed the call's lock.
+    assert_no_locks(locks.path());
+
+    // Nothing went out for the cancelled request, and the next call is served.
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert!(text_of(&next).contains("next"));
+    assert_eq!(host.responses_to(&id), 0, "a cancelled request got a response");
+    host.wait_until_idle().await;
+    host.assert_clean_stdout();
+}
+
+async fn a_cooperative_tool_stops_by_itself(component: &str) {
+    let host = serve(component, &[]).await;
+
+    // Between steps: cancelled after its first progress report.
+    let call = host.start_call("countdown", json!({ "steps": 10000, "step_ms": 10 })).await;
+    let id = call.id.clone();
+    host.test_client.events.wait_for("the first progress report", |e| e.starts_with("progress 1/")).await;
+    call.cancel(None).await.unwrap();
+    let ended = host.call_ended("countdown").await;
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
+    assert_eq!(ended.bool("forced"), Some(false), "countdown returned `cancelled` by itself: {ended}");
+    assert_eq!(ended.str("cleanup"), Some("done"), "{ended}");
+    assert_eq!(host.responses_to(&id), 0);
+
+    // Parked on its `cancelled` pollable: woken, and stops by itself.
+    let call = host.start_call("wait_for_cancel", no_args()).await;
+    host.stderr
+        .wait_for_event("wait_for_cancel to start", |e| {
+            e.message() == "call started" && e.str("tool") == Some("wait_for_cancel")
+        })
+        .await;
+    call.cancel(None).await.unwrap();
+    let ended = host.call_ended("wait_for_cancel").await;
+    assert_eq!(ended.bool("forced"), Some(false), "the pollable woke the guest: {ended}");
+    host.wait_until_idle().await;
+}
+
+async fn an_approval_needing_tool_is_asked(component: &str) {
+    let locks = tempfile::tempdir().unwrap();
+    let host = serve(component, &["--dir", locks.path().to_str().unwrap()]).await;
+    let events = host.test_client.events.clone();
+
+    // Declared in its tool info: the host asks before the tool runs.
+    let tools = host.client.peer().list_all_tools().await.unwrap();
+    let asks = |name: &str| {
+        let tool = tools.iter().find(|tool| tool.name == name).unwrap();
+        tool.meta.as_ref().and_then(|meta| meta.0.get("mcp-wasm-host/needsApproval")).is_some()
+    };
+    assert!(asks("delete_records") && !asks("echo") && !asks("prune") && !asks("spin"));
+    let result = host.call("delete_records", json!({ "table": "users" })).await.unwrap();
+    assert_eq!(text_of(&result), "deleted every record of users");
+    let asked = events.wait_for("the approval request", |e| e.starts_with("elicit 1:")).await;
+    assert!(asked.contains("Allow the tool `delete_records` to run?"), "{asked}");
+
+    host.test_client.answer_approvals(Approval::Decline);
+    let result = host.call("delete_records", json!({ "table": "users" })).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(text_of(&result).contains("did not run"), "{}", text_of(&result));
+
+    // Mid-call: the tool asks for one operation, and a no leaves nothing held.
+    host.test_client.answer_approvals(Approval::Approve);
+    let result = host.call("prune", json!({ "count": 4 })).await.unwrap();
+    assert_eq!(text_of(&result), "pruned 4 snapshots");
+    let asked = events.wait_for("the mid-call request", |e| e.starts_with("elicit 3:")).await;
+    assert!(asked.contains("The tool `prune` asks: Delete 4 old snapshots for good?"), "{asked}");
+    host.test_client.answer_approvals(Approval::Deny);
+    let result = host.call("prune", json!({})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(text_of(&result).contains("nothing pruned"), "{}", text_of(&result));
+    assert_no_locks(locks.path());
+    host.wait_until_idle().await;
+
+    // On 2026-07-28 the guest stays parked in `request-approval` across the
+    // two requests and goes on, not run again.
+    let host =
+        Host::start(Start::new(component, &["--dir", locks.path().to_str().unwrap()]).discover()).await;
+    let result = host.client.call_tool(params("prune", json!({ "count": 5 }))).await.unwrap();
+    assert_eq!(text_of(&result), "pruned 5 snapshots");
+    let started = host
+        .stderr
+        .events()
+        .iter()
+        .filter(|e| e.message() == "call started" && e.str("tool") == Some("prune"))
+        .count();
+    assert_eq!(started, 1);
+    host.wait_until_idle().await;
+    assert_no_locks(locks.path());
+}
+
+async fn progress_and_a_log_reach_the_client(component: &str) {
+    let host = serve(component, &[]).await;
+    let mut call = CallToolRequestParams::new("countdown");
+    call.arguments = json!({ "steps": 4, "step_ms": 1 }).as_object().cloned();
+    call.meta =
+        Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::String("p1".into()))));
+    let result = host.client.peer().call_tool(call).await.unwrap();
+    assert_eq!(text_of(&result), "counted down from 4");
+    // Notifications go out before the response on the same stream.
+    let events = host.test_client.events.all();
+    let progress: Vec<&String> = events.iter().filter(|e| e.starts_with("progress")).collect();
+    assert_eq!(progress, ["progress 1/4", "progress 2/4", "progress 3/4", "progress 4/4"]);
+    let logs: Vec<&String> = events.iter().filter(|e| e.starts_with("log")).collect();
+    assert_eq!(logs, ["log info \"counted down from 4\""]);
+}
+
+async fn a_question_is_withdrawn_on_cancel(component: &str) {
+    let locks = tempfile::tempdir().unwrap();
+    let host = serve(component, &["--dir", locks.path().to_str().unwrap()]).await;
+    let events = host.test_client.events.clone();
+
+    // A question: the client answers the first and sits on the second.
+    host.test_client.hold_from(2);
+    let survey = host.start_call("survey", json!({ "questions": 3 })).await;
+    let id = survey.id.clone();
+    events.wait_for("the second question", |e| e.starts_with("elicit 2:")).await;
+    assert_eq!(host.status().await["open_client_requests"], 1);
+    survey.cancel(Some("user gave up".into())).await.unwrap();
+    events.wait_for("the second question to be withdrawn", |e| e == "withdrawn 2").await;
+    let ended = host.call_ended("survey").await;
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
+    assert_eq!(ended.bool("forced"), Some(false), "the withdrawn question ended the call: {ended}");
+    assert_eq!(host.responses_to(&id), 0);
+
+    // An approval the tool asked for mid-call, while holding its lock:
+    // withdrawn too, and `cleanup` releases the lock.
+    let prune = host.start_call("prune", json!({})).await;
+    wait_for_lock(locks.path()).await;
+    events.wait_for("the approval request", |e| e.starts_with("elicit 3:")).await;
+    prune.cancel(None).await.unwrap();
+    events.wait_for("the approval request to be withdrawn", |e| e == "withdrawn 3").await;
+    let ended = host.call_ended("prune").await;
+    assert_eq!(ended.str("cleanup"), Some("done"), "{ended}");
+    let idle = host.wait_until_idle().await;
+    assert_eq!(idle["open_client_requests"], 0);
+    assert_no_locks(locks.path());
+}
+
+/// One module per component, each with every scenario as a test.
+macro_rules! every_language {
+    ($($language:ident: $component:literal,)*) => {$(
+        mod $language {
+            const COMPONENT: &str = $component;
+
+            #[tokio::test]
+            async fn a_call_returns_text_and_structured_content() {
+                super::a_call_returns_text_and_structured_content(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up() {
+                super::a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn a_cooperative_tool_stops_by_itself() {
+                super::a_cooperative_tool_stops_by_itself(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn an_approval_needing_tool_is_asked() {
+                super::an_approval_needing_tool_is_asked(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn progress_and_a_log_reach_the_client() {
+                super::progress_and_a_log_reach_the_client(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn a_question_is_withdrawn_on_cancel() {
+                super::a_question_is_withdrawn_on_cancel(COMPONENT).await;
+            }
+        }
+    )*};
+}
+
+// The components held to these assertions: a module name and a fixture in
+// target/guests/ (built by `just guests`).
+every_language! {
+    rust: "demo",
+    python: "python-tool",
+    javascript: "js-tool",
+    // rust_sdk: "...",  <- the Rust SDK's example, once it offers the same tools
+}
+
+// ---- Beyond the Rust demo: schemas from Python annotations and the JS builder ----
+
+#[tokio::test]
+async fn python_and_javascript_derive_the_same_schemas_and_structured_results() {
+    let mut seen = Vec::new();
+    for component in ["python-tool", "js-tool"] {
+        let host = serve(component, &[]).await;
+        let tools = host.client.peer().list_all_tools().await.unwrap();
+        let stats = tools.iter().find(|tool| tool.name == "stats").unwrap();
+        let input = Value::Object((*stats.input_schema).clone());
+        assert_eq!(input["required"], json!(["numbers"]), "{component}: {input}");
+        assert_eq!(input["properties"]["order"]["enum"], json!(["ascending", "descending"]));
+        assert_eq!(input["properties"]["digits"]["type"], json!(["integer", "null"]));
+        assert_eq!(input["additionalProperties"], json!(false));
+        let output = Value::Object((*stats.output_schema.clone().expect("an output schema")).clone());
+        assert_eq!(output["properties"]["mean"]["type"], json!(["number", "null"]), "{component}: {output}");
+
+        let args = json!({ "numbers": [3, 1, 2.5, 10, 0.25], "order": "descending", "digits": 2 });
+        let result = host.call("stats", args).await.unwrap();
+        let structured = result.structured_content.clone().expect("structured content");
+        assert_eq!(structured["count"], 5, "{component}: {structured}");
+        assert_eq!(structured["total"], 16.75);
+        assert_eq!(structured["mean"], 3.35);
+        assert_eq!(structured["median"], 2.5);
+        let order: Vec<f64> = serde_json::from_value(structured["order"].clone()).unwrap();
+        assert_eq!(order, [10.0, 3.0, 2.5, 1.0, 0.25]);
+        assert_eq!(serde_json::from_str::<Value>(&text_of(&result)).unwrap(), structured);
+        // The host validated it against the output schema; a wrong type is refused before the tool runs.
+        let refused = host.call("stats", json!({ "numbers": ["one"] })).await;
+        assert!(refused.is_err() || refused.unwrap().is_error == Some(true));
+        seen.push((input, output));
+    }
+    let orders: Vec<&Value> = seen.iter().map(|(input, _)| &input["properties"]["order"]).collect();
+    assert_eq!(orders[0], orders[1]);
+}
