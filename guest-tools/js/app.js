@@ -63,7 +63,7 @@ export const tool = defineTools(
         }),
       },
       ...calm,
-      run({ steps = 50, step_ms = 20, quiet = false }, ctx) {
+      run({ steps, step_ms, quiet }, ctx) {
         for (let left = steps; left > 0; left--) {
           ctx.checkCancelled();
           // Goes to the host's log on stderr, never to the MCP stream.
@@ -106,7 +106,7 @@ export const tool = defineTools(
       description: "Asks the user `questions` short questions in a row and returns the answers.",
       input: { questions: s.integer({ minimum: 1, maximum: 20, default: 3 }) },
       ...calm,
-      run({ questions = 3 }, ctx) {
+      run({ questions }, ctx) {
         const schema = s.object({ answer: s.string({ title: "Answer" }) });
         const answers = [];
         for (let n = 1; n <= questions; n++) {
@@ -152,7 +152,7 @@ export const tool = defineTools(
       destructive: false,
       idempotent: false,
       openWorld: false,
-      run({ count = 3 }, ctx) {
+      run({ count }, ctx) {
         // Stands in for a lock or transaction held while the user decides.
         // If the call is stopped while waiting, `cleanup` releases it.
         holdLock(ctx.callId);
@@ -185,7 +185,7 @@ export const tool = defineTools(
         order: s.array(s.number()),
       },
       ...calm,
-      run({ numbers, order = "ascending", digits = null }) {
+      run({ numbers, order, digits }) {
         const round = (x) => (digits === null ? x : Number(x.toFixed(digits)));
         const sorted = [...numbers].sort((a, b) => a - b);
         const total = numbers.reduce((sum, x) => sum + x, 0);

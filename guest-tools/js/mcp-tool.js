@@ -21,8 +21,9 @@
 // - `input` / `output`: a map of property -> schema (or an `s.object(...)`);
 //   the host validates every call against the input schema before `run`.
 //   `inputSchema` / `outputSchema` take a JSON Schema object as it is.
-// - `run(args, ctx)` gets the arguments and the call's context (see
-//   `Context`): cancellation, progress, logging, questions, approval.
+// - `run(args, ctx)` gets the arguments (with the schema's defaults filled
+//   in) and the call's context (see `Context`): cancellation, progress,
+//   logging, questions, approval.
 // - What `run` returns: a string is a text result; a plain object is the
 //   structured content (with its JSON as text, as MCP recommends); `result()`
 //   says exactly what to send.
@@ -256,8 +257,11 @@ export function defineTools(tools, { cleanup } = {}) {
     if (byName.has(t.name)) throw new Error(`two tools are named ${t.name}`);
     const input = t.inputSchema ?? s.toolSchema(t.input, { closed: true });
     const output = t.outputSchema ?? (t.output ? s.toolSchema(t.output) : undefined);
+    // The host validates arguments but does not fill in defaults: do it here.
+    const defaults = Object.entries(input.properties ?? {}).filter(([, schema]) => "default" in schema);
     byName.set(t.name, {
       run: t.run,
+      defaults,
       info: {
         name: t.name,
         title: t.title,
@@ -284,7 +288,11 @@ export function defineTools(tools, { cleanup } = {}) {
       if (!t) throw { tag: "unknown-tool", val: name };
       const ctx = new Context(callId, cancelled);
       try {
-        return toCallResult(t.run(args ? JSON.parse(args) : {}, ctx), t.info.outputSchema !== undefined);
+        const given = args ? JSON.parse(args) : {};
+        for (const [name, schema] of t.defaults) {
+          if (!(name in given)) given[name] = JSON.parse(JSON.stringify(schema.default));
+        }
+        return toCallResult(t.run(given, ctx), t.info.outputSchema !== undefined);
       } catch (error) {
         throw toCallError(error);
       }
