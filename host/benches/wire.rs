@@ -24,7 +24,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one section: echo, throughput, cancel, client,
-    // approval, neighbour, startup, fuel.
+    // approval, neighbour, startup, fuel, languages.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -88,6 +88,9 @@ async fn run(scale: Scale, only: Option<String>) {
     if wanted("fuel") {
         fuel_versus_epoch(scale).await;
     }
+    if wanted("languages") {
+        languages(scale).await;
+    }
 }
 
 /// Sorted durations with percentile lookups.
@@ -115,7 +118,11 @@ fn ms(d: Duration) -> String {
 }
 
 async fn start_host(args: &[&str], log: &str) -> Host {
-    let mut start = Start::new("demo", args).log(log);
+    start_component("demo", args, log).await
+}
+
+async fn start_component(component: &str, args: &[&str], log: &str) -> Host {
+    let mut start = Start::new(component, args).log(log);
     start.tap_stdout = false;
     Host::start(start).await
 }
@@ -326,8 +333,12 @@ async fn startup(scale: Scale) {
 }
 
 async fn time_to_list(args: &[&str]) -> Duration {
+    time_component_to_list("demo", args).await
+}
+
+async fn time_component_to_list(component: &str, args: &[&str]) -> Duration {
     let started = Instant::now();
-    let host = start_host(args, "warn").await;
+    let host = start_component(component, args, "warn").await;
     host.client.peer().list_all_tools().await.unwrap();
     let elapsed = started.elapsed();
     host.disconnect().await;
@@ -472,6 +483,98 @@ async fn approval_pauses(scale: Scale) {
             before as f64 / 1024.0,
             during as f64 / 1024.0,
             during.saturating_sub(before) as f64 / held as f64
+        );
+    }
+    println!();
+}
+
+/// The same `echo` tool written in Rust, Python and JavaScript
+/// (`target/guests/{demo,python-tool,js-tool}.wasm`), measured in one run:
+/// sequential round trips (interleaved blocks), calls/s at 32 in flight,
+/// the host's RSS once started and after those calls, and start → first
+/// `tools/list` with a cold and a warm compile cache. `--components a,b`
+/// picks other fixtures from target/guests.
+async fn languages(scale: Scale) {
+    let args: Vec<String> = std::env::args().collect();
+    let components: Vec<String> = match args.iter().position(|a| a == "--components") {
+        Some(i) => args[i + 1].split(',').map(str::to_string).collect(),
+        None => ["demo", "python-tool", "js-tool"].map(str::to_string).to_vec(),
+    };
+    // The big components compile cold in seconds: fewer cold starts, and
+    // a quarter of the throughput calls.
+    let (cold_trials, warm_trials) = (scale.start_trials.div_ceil(5), scale.start_trials);
+    let concurrent = scale.concurrent_calls / 4;
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().display().to_string();
+    let cached = ["--cache-dir", cache_dir.as_str()];
+
+    let mut hosts = Vec::new();
+    let mut rss_start = Vec::new();
+    for component in &components {
+        // Compile into the cache first: a host that compiled the component
+        // itself keeps the compiler's memory, which is not the tool's cost.
+        time_component_to_list(component, &cached).await;
+        let host = start_component(component, &cached, "warn").await;
+        host.client.peer().list_all_tools().await.unwrap();
+        rss_start.push(rss_kib(host.child.id().unwrap()));
+        echo_times(&host, 200).await;
+        hosts.push(host);
+    }
+    let mut echo: Vec<Vec<Duration>> = vec![Vec::new(); hosts.len()];
+    for _ in 0..10 {
+        for (host, samples) in hosts.iter().zip(&mut echo) {
+            samples.extend(echo_times(host, scale.echo_calls / 10).await.0);
+        }
+    }
+    let mut rate: Vec<Vec<f64>> = vec![Vec::new(); hosts.len()];
+    for host in &hosts {
+        calls_per_second(host, 200, 32).await;
+    }
+    for _ in 0..5 {
+        for (host, rounds) in hosts.iter().zip(&mut rate) {
+            rounds.push(calls_per_second(host, concurrent / 5, 32).await);
+        }
+    }
+    let rss_after: Vec<u64> = hosts.iter().map(|host| rss_kib(host.child.id().unwrap())).collect();
+    drop(hosts);
+
+    let mut starts = Vec::new();
+    for component in &components {
+        let (mut cold, mut warm) = (Vec::new(), Vec::new());
+        for _ in 0..cold_trials {
+            cold.push(time_component_to_list(component, &["--no-cache"]).await);
+        }
+        for _ in 0..warm_trials {
+            warm.push(time_component_to_list(component, &cached).await);
+        }
+        starts.push((Samples::new(cold), Samples::new(warm)));
+    }
+
+    println!(
+        "## the same tools in each language: echo ({} sequential calls, interleaved), \
+         throughput ({concurrent} calls at 32 in flight, median of 5 rounds), \
+         start → tools/list ({cold_trials} cold, {warm_trials} warm)\n",
+        scale.echo_calls
+    );
+    println!(
+        "| component | size | echo p50 | echo p99 | calls/s (32 in flight) | RSS idle | RSS after | cold start | warm start |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (i, component) in components.iter().enumerate() {
+        let echo = Samples::new(std::mem::take(&mut echo[i]));
+        rate[i].sort_by(f64::total_cmp);
+        let size = std::fs::metadata(harness::guest(component)).map(|m| m.len()).unwrap_or(0);
+        let (cold, warm) = &starts[i];
+        println!(
+            "| {component} | {:.1} MB | {} | {} | {:.0} | {:.1} MiB | {:.1} MiB | {} | {} |",
+            size as f64 / 1e6,
+            ms(echo.p50()),
+            ms(echo.p99()),
+            rate[i][2],
+            rss_start[i] as f64 / 1024.0,
+            rss_after[i] as f64 / 1024.0,
+            ms(cold.p50()),
+            ms(warm.p50()),
         );
     }
     println!();
