@@ -6,10 +6,10 @@
 //! the client; a question is withdrawn when its call is cancelled.
 //!
 //! Each language's example component offers the same tools as the Rust
-//! `demo` (`echo`, `countdown`, `wait_for_cancel`, `spin`, `survey`,
-//! `delete_records`, `prune`): `guest-tools/python/app.py`,
-//! `guest-tools/js/app.js`. The list at the bottom says which components run;
-//! adding one is one line.
+//! `demo`, which is written on the Rust SDK (`echo`, `countdown`,
+//! `wait_for_cancel`, `spin`, `survey`, `delete_records`, `prune`):
+//! `guest-tools/python/app.py`, `guest-tools/js/app.js`. The list at the
+//! bottom says which components run; adding one is one line.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -288,12 +288,12 @@ macro_rules! every_language {
 }
 
 // The components held to these assertions: a module name and a fixture in
-// target/guests/ (built by `just guests`).
+// target/guests/ (built by `just guests`). Another component offering the
+// same tools is one more line.
 every_language! {
-    rust: "demo",
-    python: "python-tool",
-    javascript: "js-tool",
-    // rust_sdk: "...",  <- the Rust SDK's example, once it offers the same tools
+    rust: "demo",              // on the Rust SDK, guest-tools/mcp-tool
+    python: "python-tool",     // guest-tools/python, mcp_tool.py
+    javascript: "js-tool",     // guest-tools/js, mcp-tool.js
 }
 
 // ---- Beyond the Rust demo: schemas from Python annotations and the JS builder ----
