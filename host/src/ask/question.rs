@@ -184,11 +184,14 @@ impl CallChannel {
             Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(params)),
         };
         let peer = self.peer.as_ref().ok_or(AskError::Unsupported)?;
+        // Counted before it is sent: the client may see it (and read the
+        // status) before this task runs again.
+        let counted = self.stats.client_request();
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|err| AskError::Client(format!("cannot send the request: {err}")))?;
-        let mut open = OpenRequest::new(peer.clone(), handle.id.clone(), &self.stats);
+        let mut open = OpenRequest::new(peer.clone(), handle.id.clone(), counted);
         let answer = tokio::select! {
             biased;
             answer = handle.await_response() => answer,
@@ -281,8 +284,8 @@ struct OpenRequest {
 }
 
 impl OpenRequest {
-    fn new(peer: Peer<RoleServer>, id: RequestId, stats: &Arc<Stats>) -> Self {
-        OpenRequest { peer, id: Some(id), _open: stats.client_request() }
+    fn new(peer: Peer<RoleServer>, id: RequestId, counted: Live) -> Self {
+        OpenRequest { peer, id: Some(id), _open: counted }
     }
 
     /// Tells the client to drop the request; it is no longer open.
