@@ -92,7 +92,8 @@ pub enum Command {
         dir: PathBuf,
     },
     /// Make a new tool project in DIR that builds as it is (`rust`: with the
-    /// mcp-tool SDK, for `cargo build --release --target wasm32-wasip2`).
+    /// mcp-tool SDK, for `cargo build --release --target wasm32-wasip2`;
+    /// `python`: componentize-py; `js`: componentize-js). Its README says how.
     New {
         /// The language to write the tool in.
         #[arg(long, value_enum)]
