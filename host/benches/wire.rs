@@ -4,6 +4,11 @@
 //!
 //!     cargo bench -p mcp-wasm-host --bench wire            (full run)
 //!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
+//!     cargo bench -p mcp-wasm-host --bench wire -- --unprivileged (the host runs
+//!         as user nobody, through `setpriv`: what a user without CAP_SYS_NICE gets)
+//!
+//! `BENCH_HOST_BINARY=PATH` runs another build of the host (an older commit's)
+//! in place of this one, so two versions can be alternated in one session.
 //!
 //! Prints medians, p99s and ratios; BENCHMARKS.md records the figures.
 
@@ -11,6 +16,8 @@
 mod harness;
 mod native;
 
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use harness::{Event, Host, Start, approval_answer, files_in, no_args, params, rss_kib, wait_for_lock};
@@ -23,8 +30,9 @@ fn main() {
     }
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only NAME` runs one section: echo, throughput, cancel, client,
-    // approval, neighbour, startup, fuel, languages.
+    UNPRIVILEGED.store(args.iter().any(|a| a == "--unprivileged"), Ordering::Relaxed);
+    // `--only NAME` runs one section: echo, throughput, cancel, cancel-busy,
+    // client, approval, neighbour, startup, fuel, languages.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -72,6 +80,11 @@ async fn run(scale: Scale, only: Option<String>) {
             }
         }
     }
+    if wanted("cancel-busy") {
+        for tool in ["spin", "stall"] {
+            cancel_beside_spinners(tool, scale).await;
+        }
+    }
     if wanted("client") {
         withdraw_latency(scale).await;
         progress_overhead(scale).await;
@@ -117,6 +130,9 @@ fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
 
+/// Whether hosts run as user nobody (`--unprivileged`).
+static UNPRIVILEGED: AtomicBool = AtomicBool::new(false);
+
 async fn start_host(args: &[&str], log: &str) -> Host {
     start_component("demo", args, log).await
 }
@@ -124,7 +140,37 @@ async fn start_host(args: &[&str], log: &str) -> Host {
 async fn start_component(component: &str, args: &[&str], log: &str) -> Host {
     let mut start = Start::new(component, args).log(log);
     start.tap_stdout = false;
+    // Another build of the host, to compare two versions in one session.
+    if let Some(binary) = std::env::var_os("BENCH_HOST_BINARY") {
+        start.program = binary.into();
+    }
+    if UNPRIVILEGED.load(Ordering::Relaxed) {
+        start = as_nobody(start);
+    }
     Host::start(start).await
+}
+
+/// Runs the host as user and group nobody with no supplementary groups and
+/// no capabilities, as a user without CAP_SYS_NICE would (a bench run as
+/// root would otherwise measure what only root gets). The guests must be
+/// readable and any granted directory writable by nobody; the compile cache
+/// is off (it must be owned by the user running the host).
+fn as_nobody(mut start: Start) -> Start {
+    let mut args: Vec<String> = ["--reuid=65534", "--regid=65534", "--clear-groups"].map(String::from).into();
+    args.push(start.program.display().to_string());
+    args.append(&mut start.args);
+    args.push("--no-cache".into());
+    start.args = args;
+    start.program = "setpriv".into();
+    start
+}
+
+/// A directory for lock files that the host can write whoever it runs as.
+fn lock_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    dir
 }
 
 /// This bench binary again, told by its environment to serve natively.
@@ -215,7 +261,7 @@ async fn concurrent_throughput(scale: Scale) {
 /// From the client sending `notifications/cancelled` to the host's "call
 /// ended" event (guest stopped, store dropped, cleanup finished).
 async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
-    let locks = tempfile::tempdir().unwrap();
+    let locks = lock_dir();
     let dir = locks.path().display().to_string();
     let host = start_host(&["--dir", &dir, "--cancel-grace", grace], "mcp_wasm_host=info,warn").await;
     let mut samples = Vec::with_capacity(scale.cancel_trials);
@@ -231,7 +277,8 @@ async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
     }
     let s = Samples::new(samples);
     println!(
-        "cancel → stopped + cleanup done, `{tool}`, --cancel-grace {grace}: p50 {}, p99 {} ({} trials)\n",
+        "cancel → stopped + cleanup done, `{tool}`, --cancel-grace {grace}{}: p50 {}, p99 {} ({} trials)\n",
+        if UNPRIVILEGED.load(Ordering::Relaxed) { ", host as nobody" } else { "" },
         ms(s.p50()),
         ms(s.p99()),
         scale.cancel_trials
@@ -240,6 +287,50 @@ async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
 
 fn is_call_ended(event: &Event) -> bool {
     event.message() == "call ended"
+}
+
+/// The same as [`cancel_latency`] with `--cancel-grace 0`, while two other
+/// calls keep a `spin` guest computing each: on a 2-core machine every core
+/// is busy with guest code, and the cancel has to get through anyway.
+async fn cancel_beside_spinners(tool: &str, scale: Scale) {
+    let locks = lock_dir();
+    let dir = locks.path().display().to_string();
+    let args = ["--dir", &dir, "--cancel-grace", "0", "--timeout", "10m", "--fuel", "1000000000000000"];
+    let host = start_host(&args, "mcp_wasm_host=info,warn").await;
+    let spinners = [host.start_call("spin", no_args()).await, host.start_call("spin", no_args()).await];
+    wait_for_locks(locks.path(), 2).await;
+    let mut samples = Vec::with_capacity(scale.cancel_trials);
+    for trial in 0..scale.cancel_trials {
+        let handle = host.start_call(tool, no_args()).await;
+        wait_for_locks(locks.path(), 3).await;
+        let ended_before = host.stderr.events().iter().filter(|e| is_call_ended(e)).count();
+        let sent = Instant::now();
+        handle.cancel(None).await.unwrap();
+        host.stderr.wait_for_events("call ended", ended_before + 1, is_call_ended).await;
+        samples.push(sent.elapsed());
+        assert_eq!(files_in(locks.path()).len(), 2, "trial {trial}: cleanup left a lock");
+    }
+    for spinner in spinners {
+        spinner.cancel(None).await.unwrap();
+    }
+    let s = Samples::new(samples);
+    println!(
+        "cancel → stopped + cleanup done, `{tool}`, --cancel-grace 0, beside 2 spinning guests{}: p50 {}, p99 {} ({} trials)\n",
+        if UNPRIVILEGED.load(Ordering::Relaxed) { ", host as nobody" } else { "" },
+        ms(s.p50()),
+        ms(s.p99()),
+        scale.cancel_trials
+    );
+}
+
+/// Waits until `dir` holds `n` lock files.
+async fn wait_for_locks(dir: &Path, n: usize) {
+    let wait = async {
+        while files_in(dir).iter().filter(|f| f.ends_with(".lock")).count() < n {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(harness::PATIENCE, wait).await.expect("the lock files appear");
 }
 
 /// From the client cancelling a tool call to the client's elicitation handler

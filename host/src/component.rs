@@ -23,6 +23,7 @@ use crate::contract::{CONTRACT_VERSION, ToolComponentPre};
 use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
+use crate::sandbox::guest_pool::GuestPool;
 use crate::schema::{SCHEMA_LIMITS, Schema};
 use crate::store::{CallState, Guest};
 
@@ -113,6 +114,7 @@ impl ToolComponent {
         engine: &Engine,
         linker: &Linker<CallState>,
         cache: &CompileCache,
+        guests: &GuestPool,
     ) -> Result<ToolComponent> {
         let shown = path.display();
         let bytes = std::fs::read(path).with_context(|| format!("cannot read component {shown}"))?;
@@ -149,7 +151,8 @@ impl ToolComponent {
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| "component".into());
-        let infos = list_tools(&pre, engine).await.with_context(|| format!("{shown}: list-tools failed"))?;
+        let infos =
+            list_tools(&pre, engine, guests).await.with_context(|| format!("{shown}: list-tools failed"))?;
         if infos.len() > MAX_TOOLS {
             bail!(
                 "{shown} offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
@@ -245,7 +248,11 @@ fn check_is_component(bytes: &[u8]) -> Result<(), LoadError> {
     Ok(())
 }
 
-async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Result<Vec<ToolInfo>> {
+async fn list_tools(
+    pre: &ToolComponentPre<CallState>,
+    engine: &Engine,
+    guests: &GuestPool,
+) -> Result<Vec<ToolInfo>> {
     let budget = StoreBudget {
         fuel: Some(1_000_000_000),
         max_memory: 64 << 20,
@@ -262,7 +269,8 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, engine: &Engine) -> Resul
         Arc::from("list-tools"),
         channel,
     )?;
-    match tokio::time::timeout(LIST_TOOLS_TIMEOUT, guest.list_tools()).await {
+    let run = guests.spawn(async move { guest.list_tools().await });
+    match tokio::time::timeout(LIST_TOOLS_TIMEOUT, run).await {
         Ok(result) => Ok(result?),
         Err(_) => bail!("it did not return within {LIST_TOOLS_TIMEOUT:?}"),
     }

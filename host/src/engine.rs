@@ -1,7 +1,7 @@
-//! The wasmtime engine shared by every component and call, and the epoch
-//! ticker that lets the host take control back from running guests.
+//! The wasmtime engine shared by every component and call. The epoch ticker
+//! that lets the host take control back from running guests is the guest
+//! pool's ([`crate::sandbox::guest_pool`]): it runs only while a guest does.
 
-use std::thread;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -9,9 +9,10 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
-/// How often the epoch advances. A computing guest yields to the runtime at
-/// each tick; cancellation does not wait for it (the canceller bumps the
-/// epoch itself), so this only bounds how long a guest can hog a thread.
+/// How often the epoch advances while a guest runs. A computing guest yields
+/// to the runtime at each tick; cancellation does not wait for it (the
+/// canceller bumps the epoch itself), so this only bounds how long a guest
+/// can hog a thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Engine-wide settings from the command line.
@@ -76,21 +77,4 @@ const WASM_PAGE: usize = 64 << 10;
 
 fn round_up_to_page(bytes: usize) -> usize {
     bytes.div_ceil(WASM_PAGE) * WASM_PAGE
-}
-
-/// Advances the engine's epoch every [`EPOCH_TICK`] for the life of the
-/// process. A plain thread: it must keep ticking even if every runtime
-/// worker is busy running guests.
-pub fn start_epoch_ticker(engine: &Engine) {
-    let engine = engine.weak();
-    thread::Builder::new()
-        .name("epoch-ticker".into())
-        .spawn(move || {
-            while let Some(engine) = engine.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                thread::sleep(EPOCH_TICK);
-            }
-        })
-        .expect("spawning the epoch ticker thread");
 }

@@ -61,9 +61,10 @@ use crate::call::CallRunner;
 use crate::cli::ServeArgs;
 use crate::component::ToolComponent;
 use crate::config::{ComponentSettings, Settings};
-use crate::engine::{EngineSettings, build_engine, start_epoch_ticker};
+use crate::engine::{EngineSettings, build_engine};
 use crate::mcp::ToolServer;
 use crate::sandbox::grants;
+use crate::sandbox::guest_pool::GuestPool;
 use crate::stats::Stats;
 use crate::store::host_linker;
 
@@ -111,11 +112,11 @@ pub(crate) async fn build_server(
         max_concurrent_calls: server.max_concurrent_calls.saturating_mul(2).saturating_add(1),
         fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
     })?;
-    start_epoch_ticker(&engine);
+    let guests = GuestPool::start(&engine)?;
     let linker = host_linker(&engine)?;
     let mut components = Vec::with_capacity(settings.components.len());
     for settings in &settings.components {
-        let mut component = ToolComponent::load(&settings.path, &engine, &linker, &cache)
+        let mut component = ToolComponent::load(&settings.path, &engine, &linker, &cache, &guests)
             .await
             .with_context(|| format!("loading the component from {}", named(settings)))?;
         component.grants = settings.grants.clone();
@@ -123,7 +124,8 @@ pub(crate) async fn build_server(
         component.approvals = settings.approvals.clone();
         components.push(component);
     }
-    let runner = CallRunner::new(engine, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
+    let runner =
+        CallRunner::new(engine, guests, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
     let ask_policy = AskPolicy {
         elicitation_timeout: server.elicitation_timeout,
         max_questions: server.max_questions,

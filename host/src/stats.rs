@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tokio::sync::Notify;
+
 /// Counters shared by all calls.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -14,6 +16,8 @@ pub struct Stats {
     leases: AtomicU64,
     calls_total: AtomicU64,
     cleanups_total: AtomicU64,
+    /// Woken when the last live call ends (shutdown waits for it).
+    calls_ended: Notify,
 }
 
 /// A point-in-time copy of [`Stats`].
@@ -48,7 +52,10 @@ pub struct Live {
 
 impl Drop for Live {
     fn drop(&mut self) {
-        (self.counter)(&self.stats).fetch_sub(1, Ordering::Relaxed);
+        let counter = (self.counter)(&self.stats);
+        if counter.fetch_sub(1, Ordering::AcqRel) == 1 && std::ptr::eq(counter, &self.stats.live_calls) {
+            self.stats.calls_ended.notify_waiters();
+        }
     }
 }
 
@@ -87,6 +94,20 @@ impl Stats {
     /// Records that a cleanup export ran.
     pub fn cleanup_ran(&self) {
         self.cleanups_total.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Returns once no call is live.
+    pub async fn no_live_calls(&self) {
+        loop {
+            let ended = self.calls_ended.notified();
+            let mut ended = std::pin::pin!(ended);
+            // Registered before the check, so an end in between is not missed.
+            ended.as_mut().enable();
+            if self.live_calls.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            ended.await;
+        }
     }
 
     /// Reads all counters.

@@ -157,6 +157,52 @@ async fn sigterm_mid_call_stops_every_call_and_exits_promptly() {
     stop_mid_call(Stop::Sigterm).await;
 }
 
+/// What every thread of process `pid` has used so far: time on a CPU (from
+/// `schedstat`, where the kernel keeps it) and context switches.
+fn cpu_use(pid: u32) -> (Option<Duration>, u64) {
+    let (mut on_cpu, mut switches) = (Some(Duration::ZERO), 0);
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let task = task.unwrap().path();
+        let ran = std::fs::read_to_string(task.join("schedstat"))
+            .ok()
+            .and_then(|stat| stat.split_whitespace().next()?.parse().ok().map(Duration::from_nanos));
+        on_cpu = on_cpu.zip(ran).map(|(sum, ran)| sum + ran);
+        let status = std::fs::read_to_string(task.join("status")).unwrap_or_default();
+        switches += status
+            .lines()
+            .filter(|line| line.contains("ctxt_switches:"))
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    (on_cpu, switches)
+}
+
+/// With no call running, nothing in the host wakes up: no epoch ticker, no
+/// polling. (The ticker used to advance the epoch every millisecond for the
+/// life of the process: ~900 context switches and ~16 ms of CPU a second.)
+#[tokio::test]
+async fn an_idle_host_uses_no_cpu() {
+    let host = Host::start(Start::new("demo", &[]).log("warn")).await;
+    // Guest code ran, so the ticker ran; then everything ended.
+    let echoed = host.call("echo", serde_json::json!({ "text": "hi" })).await.unwrap();
+    assert_eq!(echoed.is_error, Some(false));
+    host.wait_until_idle().await;
+
+    let pid = host.child.id().unwrap();
+    let (cpu_before, switches_before) = cpu_use(pid);
+    let window = Duration::from_secs(1);
+    tokio::time::sleep(window).await;
+    let (cpu_after, switches_after) = cpu_use(pid);
+    // The last tick after the call and the status answer may land inside
+    // the window: a few switches, not hundreds.
+    let switches = switches_after - switches_before;
+    assert!(switches < 50, "{switches} context switches in {window:?} idle");
+    if let (Some(before), Some(after)) = (cpu_before, cpu_after) {
+        let used = after - before;
+        assert!(used < Duration::from_millis(5), "{used:?} of CPU in {window:?} idle");
+    }
+}
+
 /// `mcp-wasm-host wit DIR` writes the contract the binary was built with:
 /// byte for byte the repository's `wit/`, so a tool built against it loads.
 #[test]

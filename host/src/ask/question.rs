@@ -1,7 +1,6 @@
 //! Putting a question to the user and waiting, bounded, for the answer —
 //! and withdrawing it from the client when the call stops first.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ use super::{CallChannel, Delivery, Pause};
 use crate::approval::{ApprovalQuestion, Decline, verdict};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
-use crate::stats::{Live, Stats};
+use crate::stats::Live;
 
 /// A question for the user, before it is sent one way or another.
 pub enum Question {
@@ -240,12 +239,32 @@ impl CallChannel {
                 tokio::select! {
                     biased;
                     () = cancellation.cancelled() => Err(AskError::Cancelled),
-                    answer = answered => answer.map_err(|_| AskError::TimedOut),
+                    answer = answered => match answer {
+                        Ok(answer) => Ok(answer),
+                        Err(_) => {
+                            // The lease ran out, or the session ended: the
+                            // call's stop follows. The guest runs on a thread
+                            // of its own: let it see `cancelled` set when it
+                            // gets this answer.
+                            cancellation.cancelled().await;
+                            Err(AskError::TimedOut)
+                        }
+                    },
                 }
             }
             Delivery::Task(task, unanswered) => tokio::select! {
                 biased;
-                answer = task.request_input(key, request) => answer.map_err(|_| AskError::Cancelled),
+                answer = task.request_input(key, request) => match answer {
+                    Ok(answer) => Ok(answer),
+                    Err(rmcp::task_manager::TaskExit::Cancelled) => {
+                        // `tasks/cancel` withdrew the question; the call's
+                        // stop follows. The guest runs on a thread of its
+                        // own: let it see `cancelled` set when it gets this answer.
+                        cancellation.cancelled().await;
+                        Err(AskError::Cancelled)
+                    }
+                    Err(_) => Err(AskError::Cancelled),
+                },
                 () = cancellation.cancelled() => Err(AskError::Cancelled),
                 () = tokio::time::sleep(wait.timeout) => {
                     // As on 2026-07-28: the lease ran out, so the call is

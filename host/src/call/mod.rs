@@ -9,7 +9,8 @@
 //!    computing guest returns to the host at once);
 //! 3. the guest gets `--cancel-grace` to return by itself; after that the
 //!    host drops the call future, which stops a guest that is computing
-//!    (parked at an epoch yield) or blocked in an async host call alike;
+//!    (parked at an epoch yield) or blocked in an async host call alike
+//!    (guest code runs on the guest pool, below the protocol threads);
 //! 4. the call's store is dropped, closing every handle it held;
 //! 5. for every call that did not return normally, `tool.cleanup` runs in a
 //!    new store and instance with its own fuel and deadline.
@@ -38,7 +39,7 @@ use crate::contract::types::{CallResult, StopReason};
 use crate::limits::HumanDuration;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_output::escape_controls;
-use crate::sandbox::guest_pool::at_guest_priority;
+use crate::sandbox::guest_pool::GuestPool;
 use crate::schema::{CheckFailure, Checker};
 use crate::stats::Stats;
 use crate::store::Guest;
@@ -53,6 +54,8 @@ use stop::{StopSignals, stop_or_finish};
 /// Runs calls. One per server; shared by all concurrent calls.
 pub struct CallRunner {
     engine: Engine,
+    /// Where guest code runs: threads of its own, below the protocol's.
+    guests: GuestPool,
     /// Fires when the host shuts down; every live call stops.
     shutdown: CancellationToken,
     stats: Arc<Stats>,
@@ -91,6 +94,7 @@ impl CallRunner {
     /// and limits of its component.
     pub fn new(
         engine: Engine,
+        guests: GuestPool,
         max_concurrent_calls: usize,
         shutdown: CancellationToken,
         stats: Arc<Stats>,
@@ -102,7 +106,15 @@ impl CallRunner {
             engine_for_shutdown.increment_epoch();
         });
         let slots = Semaphore::new(max_concurrent_calls);
-        Self { engine, shutdown, stats, next_call: AtomicU64::new(1), slots, checker: Checker::default() }
+        Self {
+            engine,
+            guests,
+            shutdown,
+            stats,
+            next_call: AtomicU64::new(1),
+            slots,
+            checker: Checker::default(),
+        }
     }
 
     /// The schema checker calls share.
@@ -243,7 +255,7 @@ impl CallRunner {
             call_id.clone(),
             channel,
         );
-        let mut guest = match made {
+        let guest = match made {
             Ok(guest) => guest,
             Err(err) => {
                 let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
@@ -253,11 +265,30 @@ impl CallRunner {
         let store_live = self.stats.store();
         let deadline = stop.deadline;
 
-        let result = {
-            let run = pin!(at_guest_priority(guest.call(call_id, tool, arguments)));
-            stop_or_finish(run, cancellation, stop).await
-            // The guest future is dropped here: a guest still running is stopped.
+        // The guest runs on the guest pool and hands its store back when it
+        // returns, or when `stop_now` fires (then it is stopped first).
+        let stop_now = CancellationToken::new();
+        let task = self.guests.spawn({
+            let stop_now = stop_now.clone();
+            let (call_id, tool, arguments) = (call_id.to_string(), tool.to_string(), arguments.to_string());
+            let mut guest = guest;
+            async move {
+                let result = tokio::select! {
+                    // A guest told to stop is not resumed.
+                    biased;
+                    () = stop_now.cancelled() => None,
+                    result = guest.call(&call_id, &tool, &arguments) => Some(result),
+                };
+                // The call future is dropped here: a guest still running is stopped.
+                (result, guest)
+            }
+        });
+        let force_stop = || {
+            stop_now.cancel();
+            // A computing guest sees `stop_now` at its next epoch yield: now.
+            self.interrupt_guests();
         };
+        let (result, mut guest) = stop_or_finish(task, cancellation, stop, force_stop).await;
         let memory_hit = guest.state().memory_was_hit();
         let channel = guest.state().channel();
         let mut dropped_notes = channel.dropped();
@@ -352,10 +383,13 @@ impl CallRunner {
             }
         };
         let _store_live = self.stats.store();
-        // A cleanup that loops yields at every epoch tick, so the timeout
-        // fires and dropping the run stops it.
-        let run = at_guest_priority(guest.cleanup(call_id, reason));
-        match tokio::time::timeout(limits.cleanup_timeout, run).await {
+        let mut run = self.guests.spawn({
+            let call_id = call_id.clone();
+            async move { guest.cleanup(&call_id, reason).await }
+        });
+        // The timeout fires on the protocol threads whatever the cleanup
+        // does; stopping `run` then drops it and its store.
+        match tokio::time::timeout(limits.cleanup_timeout, &mut run).await {
             Ok(Ok(())) => CleanupOutcome::Done,
             Ok(Err(err)) => {
                 // The error may quote the guest (names from its custom sections).
@@ -364,6 +398,8 @@ impl CallRunner {
                 CleanupOutcome::Failed
             }
             Err(_) => {
+                self.interrupt_guests();
+                run.stop().await;
                 tracing::warn!(
                     call_id = &**call_id,
                     component = %component.name,

@@ -2,13 +2,13 @@
 //! told first (its `cancelled` flips) and gets a grace period to return by
 //! itself; then the host drops it.
 
-use std::pin::Pin;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::cancellation::CallCancellation;
 use crate::contract::types::StopReason;
+use crate::sandbox::guest_pool::GuestTask;
 
 /// What can stop a call from outside, besides the host shutting down.
 #[derive(Clone, Debug, Default)]
@@ -46,30 +46,36 @@ impl StopSignals {
     }
 }
 
-/// Waits for `guest` to finish or for a reason to stop it; then tells the
-/// guest (its `cancelled` flips) and waits up to the grace period for it to
-/// return by itself. `None` means the guest did not return and must be
-/// stopped by dropping it.
+/// Waits for the guest task to finish or for a reason to stop it; then
+/// tells the guest (its `cancelled` flips) and waits up to the grace period
+/// for it to return by itself. If it does not, `force_stop` makes the task
+/// drop the guest: the result is then `None`, with the store (`S`) the task
+/// hands back.
 ///
-/// A computing guest holds its thread until it yields, which it does at
-/// every epoch tick; a client cancel or shutdown also bumps the epoch at
-/// once (see [`super::CallRunner::interrupt_guests`]), so the stop is
-/// noticed within microseconds.
-pub(super) async fn stop_or_finish<T>(
-    mut guest: Pin<&mut impl Future<Output = T>>,
+/// The guest computes on the guest pool, so the stop signals are seen here
+/// at once; the guest sees `force_stop` at its next epoch yield, which
+/// `force_stop` makes immediate (see [`super::CallRunner::interrupt_guests`]).
+pub(super) async fn stop_or_finish<T: Send + 'static, S: Send + 'static>(
+    mut guest: GuestTask<'_, (Option<T>, S)>,
     cancellation: &CallCancellation,
     stop: StopSignals,
-) -> Option<T> {
+    force_stop: impl FnOnce(),
+) -> (Option<T>, S) {
     let reason = tokio::select! {
-        // Poll the guest first: a call that finishes as the cancel arrives
-        // keeps its result.
+        // The guest first: a call that finishes as the cancel arrives keeps
+        // its result.
         biased;
-        result = guest.as_mut() => return Some(result),
+        done = &mut guest => return done,
         reason = stop.first() => reason,
     };
     cancellation.cancel(reason);
-    if stop.grace.is_zero() {
-        return None;
+    if !stop.grace.is_zero()
+        && let Ok(done) = tokio::time::timeout(stop.grace, &mut guest).await
+    {
+        return done;
     }
-    tokio::time::timeout(stop.grace, guest).await.ok()
+    // Did not return in time: stopped by force, whatever it did meanwhile.
+    force_stop();
+    let (_, store) = guest.await;
+    (None, store)
 }

@@ -33,12 +33,8 @@ pub(crate) async fn signal() {
 
 /// Waits, bounded by [`SHUTDOWN_BUDGET`], for stopped calls to finish their cleanup.
 pub(crate) async fn drain_calls(stats: &Stats) {
-    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
-    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let left = stats.snapshot().live_calls;
-    if left > 0 {
+    if tokio::time::timeout(SHUTDOWN_BUDGET, stats.no_live_calls()).await.is_err() {
+        let left = stats.snapshot().live_calls;
         tracing::warn!(calls = left, "exiting with calls still stopping");
     }
 }

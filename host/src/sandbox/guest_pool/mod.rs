@@ -1,0 +1,357 @@
+//! Where guest code runs: a tokio runtime of its own whose threads run at a
+//! lower OS priority than the protocol's, and the epoch ticker that keeps
+//! guests preemptible while — and only while — one runs.
+//!
+//! A guest that computes keeps a thread busy between epoch yields. On a
+//! small machine that thread competes with the threads that read the
+//! client's messages, including the cancel meant to stop it. The guest
+//! pool's threads lower their own priority once, when they start; lowering
+//! needs no privilege (raising it back would, which is why the host never
+//! changes the priority of a thread that also runs protocol tasks). The
+//! kernel then lets protocol handling, and the client, preempt a guest.
+//!
+//! - Linux: the thread's nice value goes [`GUEST_NICENESS`] above the
+//!   host's (nice is per thread there).
+//! - macOS: the thread's scheduling priority goes to the minimum of its
+//!   policy (`thread-priority`; not a QoS class, for which no well-kept
+//!   crate offers a safe call).
+//! - Elsewhere: guests run at the host's priority. (The host does not build
+//!   for Windows.)
+//!
+//! A guest starts on the thread of whoever awaits it and moves to the pool
+//! once it has run for [`SHORT_CALL`]: most calls are done by then and skip
+//! the two thread hand-offs, and a computing guest moves at its next epoch
+//! yield. Epochs advance every [`EPOCH_TICK`] while a guest task exists, so
+//! a computing guest yields and can be stopped; with none, the ticker sleeps
+//! and an idle host uses no CPU.
+#![forbid(unsafe_code)]
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
+use wasmtime::Engine;
+
+mod ticker;
+
+use ticker::{Running, Ticker};
+
+/// How much lower than the host a guest runs (added to the nice value).
+#[cfg(target_os = "linux")]
+const GUEST_NICENESS: i32 = 10;
+
+/// The runtime guest code runs on, and its epoch ticker. One per server;
+/// dropping it stops both without waiting for what still runs.
+pub struct GuestPool {
+    /// `Some` until dropped.
+    runtime: Option<Runtime>,
+    ticker: Arc<Ticker>,
+}
+
+impl GuestPool {
+    /// Starts one guest thread per core (at lower priority) and the epoch
+    /// ticker for `engine`.
+    pub fn start(engine: &Engine) -> Result<GuestPool> {
+        let threads = thread::available_parallelism().map_or(2, |n| n.get());
+        let lower = Lowering::from_this_thread();
+        let next = AtomicUsize::new(1);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name_fn(move || format!("guest-{}", next.fetch_add(1, Ordering::Relaxed)))
+            // Also runs for the runtime's blocking threads (WASI file I/O).
+            .on_thread_start(move || lower.apply())
+            .enable_all()
+            .build()
+            .context("cannot start the guest threads")?;
+        let ticker = Ticker::start(engine)?;
+        Ok(GuestPool { runtime: Some(runtime), ticker })
+    }
+
+    /// Runs `guest`: on the caller's thread at first, then — once it has
+    /// run for [`SHORT_CALL`] and is waiting to be polled again — on the
+    /// pool. The epoch ticks for as long as the task exists; dropping the
+    /// returned [`GuestTask`] drops `guest`, which stops a guest still
+    /// running (on the pool: at its next yield).
+    pub fn spawn<F>(&self, guest: F) -> GuestTask<'_, F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let running = Running::new(&self.ticker);
+        GuestTask { place: Place::Here { guest: Box::pin(guest), first_polled: None, running }, pool: self }
+    }
+}
+
+impl Drop for GuestPool {
+    fn drop(&mut self) {
+        self.ticker.stop();
+        // Never blocks: the pool may be dropped inside the async runtime.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// How long a guest runs on the caller's thread before it moves to the
+/// pool. Most calls finish sooner and never pay for the two thread
+/// hand-offs the pool costs (tens of microseconds on a small machine, a
+/// third of an `echo`); a computing guest yields at every epoch tick, so it
+/// moves within a tick or two.
+pub const SHORT_CALL: Duration = Duration::from_micros(500);
+
+/// A guest future started by [`GuestPool::spawn`]; awaiting it gives its
+/// output. Dropping it drops the guest. It borrows the pool, so the pool
+/// cannot shut down under it.
+#[must_use = "dropping a GuestTask stops its guest"]
+pub struct GuestTask<'pool, T> {
+    place: Place<T>,
+    pool: &'pool GuestPool,
+}
+
+/// Where a guest runs now.
+enum Place<T> {
+    /// Polled by whoever awaits the task, until it is no longer a short call.
+    Here {
+        guest: Pin<Box<dyn Future<Output = T> + Send>>,
+        /// When it was first polled.
+        first_polled: Option<Instant>,
+        running: Running,
+    },
+    /// On the pool.
+    Pool(JoinHandle<T>),
+    /// Finished or stopped.
+    Gone,
+}
+
+impl<T: Send + 'static> GuestTask<'_, T> {
+    /// Stops the guest and waits until its future (and the store it owns)
+    /// has been dropped. A computing guest on the pool is dropped at its
+    /// next epoch yield: bump the epoch first to make that now.
+    pub async fn stop(mut self) {
+        if let Place::Pool(handle) = std::mem::replace(&mut self.place, Place::Gone) {
+            handle.abort();
+            if let Err(err) = handle.await
+                && err.is_panic()
+            {
+                std::panic::resume_unwind(err.into_panic());
+            }
+        }
+    }
+}
+
+impl<T: Send + 'static> Future for GuestTask<'_, T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
+        if let Place::Here { guest, first_polled, .. } = &mut this.place {
+            let first_polled = *first_polled.get_or_insert_with(Instant::now);
+            if let Poll::Ready(output) = guest.as_mut().poll(cx) {
+                this.place = Place::Gone;
+                return Poll::Ready(output);
+            }
+            if first_polled.elapsed() < SHORT_CALL {
+                return Poll::Pending;
+            }
+            // Not a short call: on to the pool, below the protocol threads.
+            let Place::Here { guest, running, .. } = std::mem::replace(&mut this.place, Place::Gone) else {
+                unreachable!("matched above")
+            };
+            let runtime = this.pool.runtime.as_ref().expect("the pool is running until dropped");
+            this.place = Place::Pool(runtime.spawn(async move {
+                let _running = running;
+                guest.await
+            }));
+        }
+        let Place::Pool(handle) = &mut this.place else {
+            panic!("a GuestTask is not polled after it finished")
+        };
+        let joined = std::task::ready!(Pin::new(handle).poll(cx));
+        this.place = Place::Gone;
+        match joined {
+            Ok(output) => Poll::Ready(output),
+            // A bug in host code the guest called: fail the caller the same way.
+            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+            Err(_) => unreachable!("a guest task is aborted only by its GuestTask, and the pool outlives it"),
+        }
+    }
+}
+
+impl<T> Drop for GuestTask<'_, T> {
+    fn drop(&mut self) {
+        if let Place::Pool(handle) = &self.place {
+            handle.abort();
+        }
+    }
+}
+
+/// What a guest thread does to its own priority when it starts.
+#[derive(Clone, Copy)]
+struct Lowering {
+    /// The nice value guest threads take.
+    #[cfg(target_os = "linux")]
+    nice: Option<i32>,
+}
+
+impl Lowering {
+    /// Guest threads go [`GUEST_NICENESS`] below the calling thread's priority.
+    #[cfg(target_os = "linux")]
+    fn from_this_thread() -> Self {
+        // `None`: the calling thread (per-thread on Linux).
+        let host = rustix::process::getpriority_process(None);
+        Lowering { nice: host.ok().map(|nice| (nice + GUEST_NICENESS).min(19)) }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn from_this_thread() -> Self {
+        Lowering {}
+    }
+
+    /// Lowers the calling thread's priority; never raises it (a thread
+    /// started by a guest thread has the lowered value already).
+    #[cfg(target_os = "linux")]
+    fn apply(self) {
+        use rustix::process::{getpriority_process, setpriority_process};
+        let Some(nice) = self.nice else { return };
+        if getpriority_process(None).is_ok_and(|now| now >= nice) {
+            return;
+        }
+        if let Err(err) = setpriority_process(None, nice) {
+            tracing::debug!("guest thread keeps the host's priority: {err}");
+        }
+    }
+
+    #[cfg(target_os = "macos")]
+    fn apply(self) {
+        use thread_priority::{ThreadPriority, set_current_thread_priority};
+        if let Err(err) = set_current_thread_priority(ThreadPriority::Min) {
+            tracing::debug!("guest thread keeps the host's priority: {err:?}");
+        }
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    fn apply(self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn engine() -> Engine {
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        Engine::new(&config).unwrap()
+    }
+
+    fn wait_until(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting until {what}");
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[tokio::test]
+    async fn epochs_advance_only_while_a_guest_runs() {
+        let engine = engine();
+        let pool = GuestPool::start(&engine).unwrap();
+        wait_until("the ticker parks with no guest", || pool.ticker.lock().parked);
+
+        // A guest that loops forever is interrupted by the ticker's epochs.
+        let wasm = wat::parse_str(r#"(module (func (export "run") (loop br 0)))"#).unwrap();
+        let module = wasmtime::Module::new(&engine, wasm).unwrap();
+        let spinning = pool.spawn(async move {
+            let mut store = wasmtime::Store::new(module.engine(), 0u32);
+            store.set_epoch_deadline(1);
+            store.epoch_deadline_callback(|mut store| {
+                *store.data_mut() += 1;
+                if *store.data() < 3 {
+                    Ok(wasmtime::UpdateDeadline::Continue(1))
+                } else {
+                    Err(wasmtime::Error::msg("three ticks"))
+                }
+            });
+            let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
+            let run = instance.get_typed_func::<(), ()>(&mut store, "run").unwrap();
+            let trapped = run.call(&mut store, ()).is_err();
+            (trapped, *store.data())
+        });
+        assert_eq!(spinning.await, (true, 3));
+        wait_until("the ticker parks again", || pool.ticker.lock().parked);
+        assert_eq!(pool.ticker.lock().running, 0);
+    }
+
+    #[tokio::test]
+    async fn dropping_a_task_drops_its_guest() {
+        let engine = engine();
+        let pool = GuestPool::start(&engine).unwrap();
+        let (held, released) = tokio::sync::oneshot::channel::<()>();
+        let task = pool.spawn(async move {
+            let _held = held;
+            std::future::pending::<()>().await
+        });
+        drop(task);
+        assert!(released.await.is_err(), "the guest's future was dropped");
+        assert_eq!(pool.ticker.lock().running, 0);
+    }
+
+    /// Where a guest that yields once after `runs_for` ends up, and at
+    /// which nice value (on Linux).
+    async fn place_after(pool: &GuestPool, runs_for: Duration) -> (Option<String>, i32) {
+        pool.spawn(async move {
+            thread::sleep(runs_for);
+            tokio::task::yield_now().await;
+            let nice = if cfg!(target_os = "linux") {
+                rustix::process::getpriority_process(None).unwrap()
+            } else {
+                0
+            };
+            (thread::current().name().map(String::from), nice)
+        })
+        .await
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_short_guest_stays_and_a_longer_one_moves_to_the_lowered_threads() {
+        let host = rustix::process::getpriority_process(None).unwrap();
+        let engine = engine();
+        let pool = GuestPool::start(&engine).unwrap();
+        let here = thread::current().name().map(String::from);
+        assert_eq!(place_after(&pool, Duration::ZERO).await, (here, host));
+        let (thread, nice) = place_after(&pool, SHORT_CALL).await;
+        assert!(thread.is_some_and(|name| name.starts_with("guest-")));
+        #[cfg(target_os = "linux")]
+        assert_eq!(nice, (host + GUEST_NICENESS).min(19));
+        // The calling thread is untouched.
+        assert_eq!(rustix::process::getpriority_process(None).unwrap(), host);
+    }
+
+    #[tokio::test]
+    async fn stopping_a_guest_on_the_pool_waits_until_it_is_gone() {
+        let engine = engine();
+        let pool = GuestPool::start(&engine).unwrap();
+        let (held, mut released) = tokio::sync::oneshot::channel::<()>();
+        let (moved_tx, moved) = tokio::sync::oneshot::channel::<()>();
+        let mut task = pool.spawn(async move {
+            let _held = held;
+            thread::sleep(SHORT_CALL);
+            tokio::task::yield_now().await;
+            let _ = moved_tx.send(());
+            std::future::pending::<()>().await
+        });
+        tokio::select! {
+            () = &mut task => unreachable!(),
+            _ = moved => {}
+        }
+        task.stop().await;
+        assert_eq!(released.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Closed));
+        assert_eq!(pool.ticker.lock().running, 0);
+    }
+}

@@ -1,0 +1,92 @@
+//! The epoch ticker: advances the engine's epoch while a guest runs, and
+//! sleeps while none does, so an idle host uses no CPU.
+
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+
+use anyhow::{Context as _, Result};
+use wasmtime::{Engine, EngineWeak};
+
+use crate::engine::EPOCH_TICK;
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] while a guest task
+/// exists. A plain thread: it must keep ticking even if every runtime
+/// thread is busy running guests.
+pub(super) struct Ticker {
+    state: Mutex<TickerState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+pub(super) struct TickerState {
+    /// Guest tasks alive on the pool.
+    pub(super) running: usize,
+    /// Whether the ticker thread waits for a guest (and must be woken).
+    pub(super) parked: bool,
+    /// Set when the pool is dropped: the thread ends.
+    stopped: bool,
+}
+
+impl Ticker {
+    pub(super) fn start(engine: &Engine) -> Result<Arc<Ticker>> {
+        let ticker = Arc::new(Ticker { state: Mutex::default(), wake: Condvar::new() });
+        let (engine, shared) = (engine.weak(), ticker.clone());
+        thread::Builder::new()
+            .name("epoch-ticker".into())
+            .spawn(move || shared.run(engine))
+            .context("cannot start the epoch ticker thread")?;
+        Ok(ticker)
+    }
+
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, TickerState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn run(&self, engine: EngineWeak) {
+        loop {
+            {
+                let mut state = self.lock();
+                while state.running == 0 && !state.stopped {
+                    state.parked = true;
+                    state = self.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+                }
+                state.parked = false;
+                if state.stopped {
+                    return;
+                }
+            }
+            // Sleep first: a call shorter than a tick is never interrupted.
+            thread::sleep(EPOCH_TICK);
+            match engine.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => return,
+            }
+        }
+    }
+
+    pub(super) fn stop(&self) {
+        self.lock().stopped = true;
+        self.wake.notify_one();
+    }
+}
+
+/// Counts one guest task in while it lives, waking the ticker for the first.
+pub(super) struct Running(Arc<Ticker>);
+
+impl Running {
+    pub(super) fn new(ticker: &Arc<Ticker>) -> Self {
+        let mut state = ticker.lock();
+        state.running += 1;
+        if state.parked {
+            state.parked = false;
+            ticker.wake.notify_one();
+        }
+        Running(ticker.clone())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.lock().running -= 1;
+    }
+}
