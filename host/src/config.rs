@@ -7,7 +7,7 @@
 //! max_concurrent_calls = 32
 //! approval_timeout = "1m"
 //! max_sessions = 64             # with --http; also http_idle_timeout, http_header_timeout,
-//!                               # http_body_timeout, max_connections
+//!                               # http_body_timeout, max_connections, drain_timeout
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -79,6 +79,8 @@ struct ServerTable {
     #[serde(default, deserialize_with = "duration")]
     http_body_timeout: Option<Duration>,
     max_connections: Option<u32>,
+    #[serde(default, deserialize_with = "duration")]
+    drain_timeout: Option<Duration>,
 }
 
 /// `[defaults]` and each `[[component]]`: what one component gets.
@@ -146,6 +148,8 @@ pub struct ServerSettings {
     pub http_body_timeout: Duration,
     /// With `--http`: connections at once.
     pub max_connections: u32,
+    /// With `--http`: how long calls in flight may take to finish after a signal.
+    pub drain_timeout: Duration,
 }
 
 /// What one component runs with.
@@ -205,6 +209,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         http_header_timeout: pick!(http_header_timeout),
         http_body_timeout: pick!(http_body_timeout),
         max_connections: pick!(max_connections),
+        drain_timeout: pick!(drain_timeout),
     };
 
     let env_files =

@@ -1,8 +1,11 @@
 //! Live counts of what the host holds, so tests and operators can check that
 //! nothing leaks: every call, store and cleanup is counted in and out.
+//! Stats also owns the Prometheus [`Metrics`], so whatever counts can record.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::metrics::{Levels, Metrics};
 
 /// Counters shared by all calls.
 #[derive(Debug, Default)]
@@ -14,6 +17,7 @@ pub struct Stats {
     leases: AtomicU64,
     calls_total: AtomicU64,
     cleanups_total: AtomicU64,
+    metrics: Metrics,
 }
 
 /// A point-in-time copy of [`Stats`].
@@ -87,6 +91,24 @@ impl Stats {
     /// Records that a cleanup export ran.
     pub fn cleanup_ran(&self) {
         self.cleanups_total.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Prometheus metrics, to record events in.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The metrics as `/metrics` serves them, with the live counts as gauges.
+    pub fn render_metrics(&self, sessions: u64, draining: bool) -> String {
+        let now = self.snapshot();
+        self.metrics.render(Levels {
+            live_calls: now.live_calls,
+            paused_calls: now.paused_calls,
+            open_client_requests: now.open_client_requests,
+            live_stores: now.live_stores,
+            sessions,
+            draining,
+        })
     }
 
     /// Reads all counters.

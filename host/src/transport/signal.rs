@@ -33,12 +33,17 @@ pub(crate) async fn signal() {
 
 /// Waits, bounded by [`SHUTDOWN_BUDGET`], for stopped calls to finish their cleanup.
 pub(crate) async fn drain_calls(stats: &Stats) {
-    let deadline = tokio::time::Instant::now() + SHUTDOWN_BUDGET;
-    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let left = stats.snapshot().live_calls;
+    let left = wait_for_calls(stats, SHUTDOWN_BUDGET).await;
     if left > 0 {
         tracing::warn!(calls = left, "exiting with calls still stopping");
     }
+}
+
+/// Waits up to `budget` for every call to finish; returns how many are left.
+pub(crate) async fn wait_for_calls(stats: &Stats, budget: Duration) -> u64 {
+    let deadline = tokio::time::Instant::now() + budget;
+    while stats.snapshot().live_calls > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    stats.snapshot().live_calls
 }
