@@ -2,13 +2,17 @@
 //! beside `/mcp`, and a graceful drain on SIGTERM — readiness fails at
 //! once, new calls get `503` with `Retry-After`, calls in flight finish
 //! (up to `--drain-timeout`, then they are stopped and cleaned up), and the
-//! process exits 0.
+//! process exits 0. And `deploy/` (the Containerfile, the Kubernetes
+//! manifests) checked against the binary's flags.
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use http_body_util::{BodyExt as _, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
+use mcp_wasm_host::cli::{Cli, ServeArgs};
 use serde_json::json;
 use tokio::net::TcpStream;
 
@@ -163,4 +167,101 @@ async fn a_call_longer_than_the_drain_timeout_is_stopped_and_cleaned_up() {
             e.message() == "drain timeout (--drain-timeout); stopping the calls left"
         })
         .await;
+}
+
+// ---- Deploying: deploy/ against the binary's flags ----
+
+/// A file in `deploy/`.
+fn deploy_file(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// The JSON-style list after `key` (on one line, or continued with `\`).
+fn list_after(text: &str, key: &str) -> Vec<String> {
+    let joined = text.replace("\\\n", " ");
+    let line = joined
+        .lines()
+        .map(str::trim)
+        .find_map(|line| line.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no `{key}` line"));
+    serde_json::from_str(line.trim()).unwrap_or_else(|err| panic!("`{key}` is not a JSON-style list: {err}"))
+}
+
+/// The number after `key` on its first line.
+fn number_after(text: &str, key: &str) -> u64 {
+    let line = text.lines().map(str::trim).find_map(|line| line.strip_prefix(key));
+    let value = line.unwrap_or_else(|| panic!("no `{key}` line")).trim().trim_matches('"');
+    value.parse().unwrap_or_else(|err| panic!("`{key}` {value:?}: {err}"))
+}
+
+/// Each probe of the Deployment: its `(path, port)`.
+fn probes(deployment: &str) -> BTreeMap<String, (String, String)> {
+    let mut found: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut current: Option<(String, usize)> = None;
+    for line in deployment.lines() {
+        let (indent, trimmed) = (line.len() - line.trim_start().len(), line.trim());
+        if let Some(name) = trimmed.strip_suffix("Probe:") {
+            current = Some((name.to_string(), indent));
+            continue;
+        }
+        let Some((name, at)) = &current else { continue };
+        if indent <= *at {
+            current = None;
+        } else if let Some(path) = trimmed.strip_prefix("path:") {
+            found.entry(name.clone()).or_default().0 = path.trim().to_string();
+        } else if let Some(port) = trimmed.strip_prefix("port:") {
+            found.entry(name.clone()).or_default().1 = port.trim().to_string();
+        }
+    }
+    found
+}
+
+/// What the arguments `args` make the binary do.
+fn serve_args(args: &[String]) -> ServeArgs {
+    let argv = std::iter::once("mcp-wasm-host".to_string()).chain(args.iter().cloned());
+    Cli::parse_args(argv).unwrap_or_else(|err| panic!("the binary refuses {args:?}: {err}")).serve
+}
+
+#[test]
+fn the_kubernetes_manifests_probe_the_paths_and_port_the_binary_serves() {
+    let deployment = deploy_file("kubernetes/deployment.yaml");
+    let args = serve_args(&list_after(&deployment, "args:"));
+    let addr = args.http.expect("the Deployment serves --http");
+    assert!(addr.ip().is_unspecified(), "--http {addr} cannot be reached from outside the pod");
+    assert_eq!(number_after(&deployment, "containerPort:"), u64::from(addr.port()));
+    assert!(deployment.contains("- name: http\n              containerPort:"), "the port is named `http`");
+    let probes = probes(&deployment);
+    let want = |path: &str| (path.to_string(), "http".to_string());
+    assert_eq!(probes.get("liveness"), Some(&want("/healthz")), "{probes:?}");
+    assert_eq!(probes.get("startup"), Some(&want("/healthz")), "{probes:?}");
+    assert_eq!(probes.get("readiness"), Some(&want("/readyz")), "{probes:?}");
+    assert_eq!(number_after(&deployment, "prometheus.io/port:"), u64::from(addr.port()));
+    assert!(deployment.contains("prometheus.io/path: /metrics"));
+    // The pod is killed only after its drain could have finished.
+    let grace = number_after(&deployment, "terminationGracePeriodSeconds:");
+    let pre_stop = number_after(&deployment, "seconds:");
+    assert!(grace > pre_stop + args.drain_timeout.as_secs() + 1, "grace {grace} s is too short");
+
+    let service = deploy_file("kubernetes/service.yaml");
+    assert!(service.contains("targetPort: http"), "{service}");
+    let kustomization = deploy_file("kubernetes/kustomization.yaml");
+    for manifest in ["deployment.yaml", "service.yaml", "pdb.yaml", "hpa.yaml"] {
+        assert!(kustomization.contains(&format!("- {manifest}")), "{manifest} is not in kustomization.yaml");
+        // What selects pods selects these pods.
+        let text = deploy_file(&format!("kubernetes/{manifest}"));
+        let selects = text.contains("selector:");
+        assert!(!selects || text.contains("app.kubernetes.io/name: mcp-wasm-host"), "{manifest}");
+    }
+
+    // The image serves the same port and has the components both name.
+    let containerfile = deploy_file("Containerfile");
+    let default_args = serve_args(&list_after(&containerfile, "CMD"));
+    assert_eq!(default_args.http.map(|addr| addr.port()), Some(addr.port()));
+    assert_eq!(number_after(&containerfile, "EXPOSE"), u64::from(addr.port()));
+    for component in args.components.iter().chain(&default_args.components) {
+        let installed = format!("/out{}", component.display());
+        assert!(containerfile.contains(&installed), "the image has no {}", component.display());
+    }
+    assert!(containerfile.contains("USER 65532"), "the image runs as root");
 }
