@@ -162,6 +162,8 @@ fn raise_open_file_limit() {
 /// Serves over stdio, or over Streamable HTTP with `--http`.
 pub async fn serve(args: &ServeArgs) -> Result<()> {
     raise_open_file_limit();
+    // Before anything slow: a signal during loading must not kill the process.
+    let signals = transport::signal::Signals::listen();
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let settings = config::resolve(args)?;
@@ -181,9 +183,9 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
                 max_connections: limits.max_connections as usize,
                 drain_timeout: limits.drain_timeout,
             };
-            transport::http::serve_until_signal(server, options, shutdown, stats).await
+            transport::http::serve_until_signal(server, options, signals, shutdown, stats).await
         }
-        None => transport::stdio::serve(server, shutdown, stats).await,
+        None => transport::stdio::serve(server, signals, shutdown, stats).await,
     }
 }
 

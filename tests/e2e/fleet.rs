@@ -59,6 +59,11 @@ async fn exit_code(host: &mut HttpHost) -> Option<i32> {
         .await
         .expect("the host exited in time")
         .expect("waiting for the host");
+    use std::os::unix::process::ExitStatusExt as _;
+    if let Some(signal) = status.signal() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        panic!("the host was killed by signal {signal}:\n{}", host.stderr.dump());
+    }
     status.code()
 }
 

@@ -45,7 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
-use crate::transport::signal::{drain_calls, signal, wait_for_calls};
+use crate::transport::signal::{Signals, drain_calls, wait_for_calls};
 use sessions::{BoundedSessions, watch_refusal};
 
 /// Serves until a signal arrives; then drains (new calls refused, calls in
@@ -54,6 +54,7 @@ use sessions::{BoundedSessions, watch_refusal};
 pub(crate) async fn serve_until_signal(
     server: ToolServer,
     options: HttpOptions,
+    mut signals: Signals,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<()> {
@@ -63,7 +64,7 @@ pub(crate) async fn serve_until_signal(
     tokio::pin!(serving);
     tokio::select! {
         result = &mut serving => return result,
-        () = signal() => draining.cancel(),
+        () = signals.recv() => draining.cancel(),
     }
     let calls = stats.snapshot().live_calls;
     tracing::info!(
@@ -78,7 +79,7 @@ pub(crate) async fn serve_until_signal(
             0 => tracing::info!("drained: every call has finished"),
             calls => tracing::info!(calls, "drain timeout (--drain-timeout); stopping the calls left"),
         },
-        () = signal() => tracing::info!("second signal; stopping the calls left now"),
+        () = signals.recv() => tracing::info!("second signal; stopping the calls left now"),
     }
     shutdown.cancel();
     drain_calls(&stats).await;
