@@ -300,6 +300,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_connections: u32,
 
+    /// With --http: after SIGTERM or SIGINT, how long calls in flight may
+    /// take to finish (new calls get 503 and /readyz fails meanwhile);
+    /// then the rest are stopped and cleaned up.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub drain_timeout: Duration,
+
     /// Where compiled components are cached
     /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].
     #[arg(long, value_name = "DIR")]

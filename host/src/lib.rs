@@ -28,6 +28,7 @@
 //! [`engine`] and [`cache`] (the wasmtime engine, epoch ticker, compile
 //! cache), [`limits`] (what a call may use, named in messages),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
+//! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
 
 mod approval;
@@ -42,6 +43,7 @@ pub mod contract;
 mod engine;
 mod limits;
 mod mcp;
+mod metrics;
 mod sandbox;
 pub mod scaffold;
 mod schema;
@@ -162,6 +164,8 @@ fn raise_open_file_limit() {
 /// Serves over stdio, or over Streamable HTTP with `--http`.
 pub async fn serve(args: &ServeArgs) -> Result<()> {
     raise_open_file_limit();
+    // Before anything slow: a signal during loading must not kill the process.
+    let signals = transport::signal::Signals::listen();
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let settings = config::resolve(args)?;
@@ -179,10 +183,11 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
                 header_timeout: limits.http_header_timeout,
                 body_timeout: limits.http_body_timeout,
                 max_connections: limits.max_connections as usize,
+                drain_timeout: limits.drain_timeout,
             };
-            transport::http::serve_until_signal(server, options, shutdown, stats).await
+            transport::http::serve_until_signal(server, options, signals, shutdown, stats).await
         }
-        None => transport::stdio::serve(server, shutdown, stats).await,
+        None => transport::stdio::serve(server, signals, shutdown, stats).await,
     }
 }
 

@@ -1,10 +1,13 @@
 //! Live counts of what the host holds, so tests and operators can check that
 //! nothing leaks: every call, store and cleanup is counted in and out.
+//! Stats also owns the Prometheus [`Metrics`], so whatever counts can record.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::Notify;
+
+use crate::metrics::{Levels, Metrics};
 
 /// Counters shared by all calls.
 #[derive(Debug, Default)]
@@ -18,6 +21,7 @@ pub struct Stats {
     cleanups_total: AtomicU64,
     /// Woken when the last live call ends (shutdown waits for it).
     calls_ended: Notify,
+    metrics: Metrics,
 }
 
 /// A point-in-time copy of [`Stats`].
@@ -108,6 +112,24 @@ impl Stats {
             }
             ended.await;
         }
+    }
+
+    /// The Prometheus metrics, to record events in.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The metrics as `/metrics` serves them, with the live counts as gauges.
+    pub fn render_metrics(&self, sessions: u64, draining: bool) -> String {
+        let now = self.snapshot();
+        self.metrics.render(Levels {
+            live_calls: now.live_calls,
+            paused_calls: now.paused_calls,
+            open_client_requests: now.open_client_requests,
+            live_stores: now.live_stores,
+            sessions,
+            draining,
+        })
     }
 
     /// Reads all counters.

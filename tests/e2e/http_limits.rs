@@ -26,25 +26,25 @@ use crate::harness::{Log, PATIENCE, guest, host_binary, rss_kib};
 const VERSION: &str = "2025-11-25";
 
 /// A host serving the demo component over `--http 127.0.0.1:0`.
-struct HttpHost {
-    child: Child,
-    addr: SocketAddr,
-    stderr: Arc<Log>,
+pub(crate) struct HttpHost {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
+    pub(crate) stderr: Arc<Log>,
 }
 
 /// What came back for one POST.
 #[derive(Debug)]
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     /// The `Mcp-Session-Id` the server assigned, on `initialize`.
-    session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The JSON-RPC messages in the body (an SSE stream or plain JSON).
-    messages: Vec<Value>,
+    pub(crate) messages: Vec<Value>,
 }
 
 impl Reply {
     /// The message that answers request `id`.
-    fn answer(&self, id: u64) -> &Value {
+    pub(crate) fn answer(&self, id: u64) -> &Value {
         self.messages
             .iter()
             .find(|m| m["id"] == id && m.get("method").is_none())
@@ -53,7 +53,7 @@ impl Reply {
 }
 
 impl HttpHost {
-    async fn start(args: &[&str]) -> HttpHost {
+    pub(crate) async fn start(args: &[&str]) -> HttpHost {
         let mut child = Command::new(host_binary())
             .args(["--log-format", "json", "--http", "127.0.0.1:0", "--component"])
             .arg(guest("demo"))
@@ -83,13 +83,13 @@ impl HttpHost {
         HttpHost { child, addr, stderr }
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id().expect("the host is running")
     }
 
     /// Sends `message` on a new connection, in `session` if given; returns
     /// as soon as the response head is in (the body may still stream).
-    async fn send(&self, session: Option<&str>, message: &Value) -> hyper::Response<Incoming> {
+    pub(crate) async fn send(&self, session: Option<&str>, message: &Value) -> hyper::Response<Incoming> {
         let stream = TcpStream::connect(self.addr).await.expect("connecting to the host");
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("HTTP handshake");
@@ -109,7 +109,7 @@ impl HttpHost {
     }
 
     /// Sends `message` and reads the whole reply.
-    async fn post(&self, session: Option<&str>, message: Value) -> Reply {
+    pub(crate) async fn post(&self, session: Option<&str>, message: Value) -> Reply {
         let response = self.send(session, &message).await;
         let status = response.status().as_u16();
         let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
@@ -131,7 +131,7 @@ impl HttpHost {
     }
 
     /// `initialize` with `capabilities`: the reply (a new session's id in it).
-    async fn initialize(&self, capabilities: Value) -> Reply {
+    pub(crate) async fn initialize(&self, capabilities: Value) -> Reply {
         let message = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": VERSION,
             "capabilities": capabilities,
@@ -141,7 +141,7 @@ impl HttpHost {
     }
 
     /// Opens a session ready for requests, and returns its id.
-    async fn open_session(&self, capabilities: Value) -> String {
+    pub(crate) async fn open_session(&self, capabilities: Value) -> String {
         let reply = self.initialize(capabilities).await;
         assert_eq!(reply.status, 200, "{reply:?}");
         let session = reply.session.expect("a session id");
@@ -151,7 +151,7 @@ impl HttpHost {
     }
 
     /// Ends `session` (HTTP DELETE); returns the status.
-    async fn close_session(&self, session: &str) -> u16 {
+    pub(crate) async fn close_session(&self, session: &str) -> u16 {
         let stream = TcpStream::connect(self.addr).await.expect("connecting to the host");
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("HTTP handshake");
@@ -166,7 +166,7 @@ impl HttpHost {
     }
 
     /// Request `id` calling `method` in `session`.
-    async fn request(&self, session: &str, id: u64, method: &str, params: Value) -> Reply {
+    pub(crate) async fn request(&self, session: &str, id: u64, method: &str, params: Value) -> Reply {
         self.post(Some(session), json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
             .await
     }

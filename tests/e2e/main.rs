@@ -8,6 +8,7 @@ mod approval;
 mod cancel;
 mod client_requests;
 mod config;
+mod fleet;
 mod fuzz;
 mod hardening;
 mod hostile;

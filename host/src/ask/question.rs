@@ -115,6 +115,22 @@ impl CallChannel {
         question: ApprovalQuestion,
         cancellation: &CallCancellation,
     ) -> Result<(), Decline> {
+        self.stats.metrics().approval("asked");
+        let verdict = self.ask_approval(question, cancellation).await;
+        self.stats.metrics().approval(match &verdict {
+            Ok(()) => "approved",
+            Err(Decline::NoAnswer(_)) => "expired",
+            Err(Decline::Cancelled) => "cancelled",
+            Err(_) => "declined",
+        });
+        verdict
+    }
+
+    async fn ask_approval(
+        &mut self,
+        question: ApprovalQuestion,
+        cancellation: &CallCancellation,
+    ) -> Result<(), Decline> {
         if !self.elicitation_modes().0 {
             return Err(Decline::CannotAsk { tool: question.tool });
         }

@@ -163,6 +163,7 @@ impl CallRunner {
                 stop_reason,
                 "call ended before it started"
             );
+            self.stats.metrics().call_ended(tool, outcome.label(), None, None);
             return outcome;
         }
         // Past --max-concurrent-calls, a call waits its turn (still cancellable).
@@ -170,9 +171,13 @@ impl CallRunner {
             slot = self.slots.acquire() => slot.expect("the call semaphore is never closed"),
             () = signals.client_cancel.cancelled() => {
                 tracing::info!(call_id = &*call_id, tool, outcome = "stopped", stop_reason = "client-cancelled", "call ended before it started");
+                self.stats.metrics().call_ended(tool, "stopped", None, None);
                 return CallOutcome::Stopped(StopReason::ClientCancelled);
             }
-            () = self.shutdown.cancelled() => return CallOutcome::Stopped(StopReason::Shutdown),
+            () = self.shutdown.cancelled() => {
+                self.stats.metrics().call_ended(tool, "stopped", None, None);
+                return CallOutcome::Stopped(StopReason::Shutdown);
+            }
         };
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + limits.timeout;
@@ -195,7 +200,8 @@ impl CallRunner {
             Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
             None => None,
         };
-        let stop_ms = cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64() * 1e3);
+        let stop_s = cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64());
+        let (stop_ms, elapsed) = (stop_s.map(|s| s * 1e3), started.elapsed().as_secs_f64());
         tracing::info!(
             call_id = &*call_id,
             tool,
@@ -205,9 +211,13 @@ impl CallRunner {
             dropped_notes,
             stop_ms,
             cleanup = cleanup.map(CleanupOutcome::label),
-            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+            elapsed_ms = elapsed * 1e3,
             "call ended"
         );
+        self.stats.metrics().call_ended(tool, outcome.label(), Some(elapsed), stop_s);
+        if let Some(cleanup) = cleanup {
+            self.stats.metrics().cleanup_ended(cleanup.label());
+        }
         outcome
     }
 

@@ -16,7 +16,15 @@
 //!   body within `--http-body-timeout` (else `408`);
 //! - at most `--max-sessions` sessions, idle ones closed after
 //!   `--http-idle-timeout` or to make room (see [`sessions`]).
+//!
+//! Beside `/mcp`: `/healthz`, `/readyz` and `/metrics` (see [`probes`]).
+//!
+//! On SIGTERM (or SIGINT) the host drains: `/readyz` fails at once, new
+//! calls and sessions get `503` with `Retry-After`, and calls in flight
+//! get `--drain-timeout` to finish; then the rest are stopped and cleaned
+//! up, as on stdio. A second signal skips the wait.
 
+mod probes;
 mod sessions;
 
 use std::convert::Infallible;
@@ -37,23 +45,43 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
-use crate::transport::signal::{drain_calls, signal};
+use crate::transport::signal::{Signals, drain_calls, wait_for_calls};
 use sessions::{BoundedSessions, watch_refusal};
 
-/// Serves until a signal arrives; then stops every call and gives them a
-/// bounded time to clean up.
+/// Serves until a signal arrives; then drains (new calls refused, calls in
+/// flight given `--drain-timeout` to finish), stops every call left and
+/// gives them a bounded time to clean up.
 pub(crate) async fn serve_until_signal(
     server: ToolServer,
     options: HttpOptions,
+    mut signals: Signals,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<()> {
-    let serving = serve(server, options, shutdown.clone());
+    let draining = CancellationToken::new();
+    let drain_timeout = options.drain_timeout;
+    let serving = serve(server, options, shutdown.clone(), draining.clone(), stats.clone());
     tokio::pin!(serving);
     tokio::select! {
         result = &mut serving => return result,
-        () = signal() => shutdown.cancel(),
+        () = signals.recv() => draining.cancel(),
     }
+    let calls = stats.snapshot().live_calls;
+    tracing::info!(
+        calls,
+        drain_timeout_ms = drain_timeout.as_millis() as u64,
+        "draining: refusing new calls"
+    );
+    // Still serving: probes, and the answers of calls in flight.
+    tokio::select! {
+        result = &mut serving => return result,
+        left = wait_for_calls(&stats, drain_timeout) => match left {
+            0 => tracing::info!("drained: every call has finished"),
+            calls => tracing::info!(calls, "drain timeout (--drain-timeout); stopping the calls left"),
+        },
+        () = signals.recv() => tracing::info!("second signal; stopping the calls left now"),
+    }
+    shutdown.cancel();
     drain_calls(&stats).await;
     Ok(())
 }
@@ -76,6 +104,8 @@ pub(crate) struct HttpOptions {
     pub body_timeout: Duration,
     /// How many connections may be open at once.
     pub max_connections: usize,
+    /// After a signal, how long calls in flight may take to finish.
+    pub drain_timeout: Duration,
 }
 
 /// The largest request body rmcp accepts (its default, 4 MiB); read here
@@ -92,8 +122,15 @@ const CAP_WARNING_EVERY: Duration = Duration::from_secs(10);
 type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<ToolServer, BoundedSessions>;
 
-/// Serves `server` at `http://ADDR/mcp` until `shutdown` fires.
-async fn serve(server: ToolServer, options: HttpOptions, shutdown: CancellationToken) -> Result<()> {
+/// Serves `server` at `http://ADDR/mcp` until `shutdown` fires, refusing
+/// new work once `draining` fires.
+async fn serve(
+    server: ToolServer,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    draining: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<()> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(String::from).to_vec();
     hosts.extend(options.allowed_hosts);
     let mut origins: Vec<String> =
@@ -106,8 +143,9 @@ async fn serve(server: ToolServer, options: HttpOptions, shutdown: CancellationT
         .with_cancellation_token(shutdown.child_token());
     let sessions = Arc::new(BoundedSessions::new(options.max_sessions));
     sessions.reap_idle(options.idle_timeout, shutdown.clone());
-    let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions, config);
-    let handler = Arc::new(Handler { service, body_timeout: options.body_timeout });
+    let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);
+    let handler =
+        Arc::new(Handler { service, body_timeout: options.body_timeout, stats, sessions, draining });
     let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -201,15 +239,23 @@ async fn serve_connection(
     }
 }
 
-/// Reads each request's body under a timeout, then hands it to rmcp.
+/// Answers probes; reads each MCP request's body under a timeout, then
+/// hands it to rmcp (unless draining refuses it).
 struct Handler {
     service: Mcp,
     body_timeout: Duration,
+    stats: Arc<Stats>,
+    sessions: Arc<BoundedSessions>,
+    /// Fires on the first signal: new calls and sessions are refused.
+    draining: CancellationToken,
 }
 
 impl Handler {
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
         let path = request.uri().path();
+        if let Some(response) = self.probe(request.method(), path) {
+            return response;
+        }
         if path != "/mcp" && !path.starts_with("/mcp/") {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp".into());
         }
@@ -235,6 +281,9 @@ impl Handler {
                 return closing(plain(StatusCode::REQUEST_TIMEOUT, message));
             }
         };
+        if let Some(refused) = self.refuse_while_draining(&body) {
+            return refused;
+        }
         let request = Request::from_parts(parts, Full::new(body.clone()));
         let (response, refused) = watch_refusal(self.service.handle(request)).await;
         if refused {
@@ -262,21 +311,6 @@ fn closing(mut response: Response<Body>) -> Response<Body> {
 /// `503` with a JSON-RPC error answering the `initialize` in `body`: every
 /// session is busy, so none can make room for a new one.
 fn busy_sessions(body: &Bytes) -> Response<Body> {
-    let id = serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|message| message.get("id").cloned())
-        .unwrap_or_default();
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {
-            "code": -32000,
-            "message": "server busy: every session (--max-sessions) is in use; try again later",
-        },
-    });
-    Response::builder()
-        .status(StatusCode::SERVICE_UNAVAILABLE)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(error.to_string())).boxed())
-        .expect("a valid response")
+    let request = serde_json::from_slice::<serde_json::Value>(body).unwrap_or_default();
+    probes::unavailable(&request, "server busy: every session (--max-sessions) is in use; try again later")
 }

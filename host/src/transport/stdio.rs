@@ -17,17 +17,22 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
-use crate::transport::signal::{drain_calls, signal};
+use crate::transport::signal::{Signals, drain_calls};
 
 /// Serves over stdin/stdout until the client disconnects or a signal arrives.
 /// Every in-flight call is stopped and cleaned up before this returns.
-pub(crate) async fn serve(server: ToolServer, shutdown: CancellationToken, stats: Arc<Stats>) -> Result<()> {
+pub(crate) async fn serve(
+    server: ToolServer,
+    mut signals: Signals,
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<()> {
     let input = EofWatch::new(tokio::io::stdin(), shutdown.clone());
     let running = tokio::select! {
         running = server.serve((input, tokio::io::stdout())) => {
             running.context("the MCP session did not start")?
         }
-        () = signal() => return Ok(()),
+        () = signals.recv() => return Ok(()),
     };
     // Keep the session alive while calls stop: dropping it would make rmcp
     // cancel every request as if the client had, before shutdown is seen.
@@ -37,7 +42,7 @@ pub(crate) async fn serve(server: ToolServer, shutdown: CancellationToken, stats
         quit = &mut session => {
             tracing::info!(reason = ?quit.ok(), "session ended");
         }
-        () = signal() => shutdown.cancel(),
+        () = signals.recv() => shutdown.cancel(),
     }
     // Whatever ended the session, stop what is still running and give the
     // calls a bounded time to stop and clean up.

@@ -126,6 +126,12 @@ impl BoundedSessions {
         });
     }
 
+    /// How many sessions exist (or are being created).
+    pub fn count(&self) -> usize {
+        let table = self.table.lock().unwrap();
+        table.sessions.len() + table.reserved
+    }
+
     /// Marks a request of `id` as being answered until the guard drops.
     fn open(&self, id: &SessionId) -> OpenRequest {
         if let Some(activity) = self.table.lock().unwrap().sessions.get_mut(id) {

@@ -1,0 +1,58 @@
+//! The config file's parsing and merging, checked.
+
+use super::*;
+
+fn parse(text: &str) -> Result<ConfigFile, String> {
+    toml::from_str(text).map_err(|err| located(&err, text))
+}
+
+#[test]
+fn a_full_file_parses() {
+    let file = parse(
+        r#"
+        [server]
+        max_concurrent_calls = 8
+        approval_timeout = "30s"
+        max_sessions = 4
+        http_header_timeout = "2s"
+
+        [defaults]
+        timeout = "5s"
+
+        [[component]]
+        path = "a.wasm"
+        dirs = ["/tmp::/work:ro"]
+        env = ["A=1"]
+        allow_hosts = ["example.com:443", "127.0.0.1"]
+        allow_private_addresses = true
+        max_memory = "64MiB"
+        max_log_record = "4KiB"
+        max_guest_output = "1MiB"
+        require_approval = ["destructive", "wipe"]
+        "#,
+    )
+    .unwrap();
+    assert_eq!(file.server.max_concurrent_calls, Some(8));
+    assert_eq!(file.server.max_sessions, Some(4));
+    assert_eq!(file.server.http_header_timeout, Some(Duration::from_secs(2)));
+    assert_eq!(file.defaults.timeout, Some(Duration::from_secs(5)));
+    let entry = file.components[0].get_ref();
+    assert_eq!(entry.max_memory, Some(64 << 20));
+    assert_eq!((entry.max_log_record, entry.max_guest_output), (Some(4 << 10), Some(1 << 20)));
+    assert!(entry.dirs.as_ref().unwrap()[0].read_only);
+    assert_eq!(entry.allow_hosts.as_ref().unwrap().len(), 2);
+    assert_eq!(entry.allow_private_addresses, Some(true));
+    assert_eq!(entry.require_approval.as_ref().unwrap()[1], ApprovalRule::Tool("wipe".into()));
+}
+
+#[test]
+fn mistakes_name_their_line() {
+    let err = parse("[defaults]\ntimeout = \"5 parsecs\"\n").unwrap_err();
+    assert!(err.starts_with("line 2"), "{err}");
+    let err = parse("[[component]]\npath = \"a.wasm\"\nfule = 3\n").unwrap_err();
+    assert!(err.starts_with("line 3") && err.contains("fule"), "{err}");
+    let err = parse("[server\n").unwrap_err();
+    assert!(err.starts_with("line 1"), "{err}");
+    let err = parse("[[component]]\ndirs = [\"::x\"]\n").unwrap_err();
+    assert!(err.starts_with("line 2"), "{err}");
+}
