@@ -9,7 +9,8 @@
 //!   (`mcp/mode/{request,rounds,task}`); outcome → MCP result (`mcp/result`);
 //!   the status resource;
 //! - [`call`]: one call's life — approval, a slot, run, stop (`call/stop`),
-//!   cleanup — and its outcome classified in one place (`call/outcome`);
+//!   cleanup (`call/cleanup`) — and its outcome classified in one place
+//!   (`call/outcome`);
 //! - [`approval`]: which calls need the user's yes, the question, the verdict;
 //! - [`ask`]: a call's channel to the user — log and progress notifications,
 //!   questions withdrawn when the call stops;

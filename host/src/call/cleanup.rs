@@ -1,0 +1,74 @@
+//! Step 5 of a call's life: `tool.cleanup` for a call that did not return
+//! normally, in a new store and instance with its own fuel and deadline, so
+//! external state the call held is released.
+
+use std::sync::Arc;
+
+use super::CallRunner;
+use super::outcome::CleanupOutcome;
+use crate::ask::CallChannel;
+use crate::cancellation::CallCancellation;
+use crate::component::ToolComponent;
+use crate::contract::types::StopReason;
+use crate::sandbox::StoreBudget;
+use crate::sandbox::guest_output::escape_controls;
+use crate::store::Guest;
+
+impl CallRunner {
+    /// Runs the component's `cleanup` for `call_id` in a new store.
+    pub(super) async fn cleanup(
+        &self,
+        component: &ToolComponent,
+        call_id: &Arc<str>,
+        reason: StopReason,
+    ) -> CleanupOutcome {
+        self.stats.cleanup_ran();
+        let limits = &component.limits;
+        let budget = StoreBudget::for_cleanup(limits);
+        let mut detached = CallChannel::detached(self.stats.clone());
+        detached.limit_payloads(limits);
+        let made = Guest::new(
+            &self.engine,
+            &component.pre,
+            &component.grants,
+            &budget,
+            CallCancellation::new(),
+            call_id.clone(),
+            detached,
+        );
+        let mut guest = match made {
+            Ok(guest) => guest,
+            Err(err) => {
+                tracing::warn!(call_id = &**call_id, "cannot create a store for cleanup: {err:#}");
+                return CleanupOutcome::Failed;
+            }
+        };
+        let _store_live = self.stats.store();
+        let mut run = self.guests.spawn({
+            let call_id = call_id.clone();
+            async move { guest.cleanup(&call_id, reason).await }
+        });
+        // The timeout fires on the protocol threads whatever the cleanup
+        // does; stopping `run` then drops it and its store.
+        match tokio::time::timeout(limits.cleanup_timeout, &mut run).await {
+            Ok(Ok(())) => CleanupOutcome::Done,
+            Ok(Err(err)) => {
+                // The error may quote the guest (names from its custom sections).
+                let err = escape_controls(&format!("{err:#}")).into_owned();
+                tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err}");
+                CleanupOutcome::Failed
+            }
+            Err(_) => {
+                self.interrupt_guests();
+                run.stop().await;
+                tracing::warn!(
+                    call_id = &**call_id,
+                    component = %component.name,
+                    "cleanup did not finish within {:?} and was stopped",
+                    limits.cleanup_timeout
+                );
+                CleanupOutcome::Failed
+            }
+        }
+    }
+}
