@@ -10,7 +10,8 @@
 //! 3. the guest gets `--cancel-grace` to return by itself; after that the
 //!    host drops the call future, which stops a guest that is computing
 //!    (parked at an epoch yield) or blocked in an async host call alike
-//!    (guest code runs on the guest pool, below the protocol threads);
+//!    (guest code that runs past a short call moves to the guest pool, below
+//!    the protocol threads);
 //! 4. the call's store is dropped, closing every handle it held;
 //! 5. for every call that did not return normally, `tool.cleanup` runs in a
 //!    new store and instance with its own fuel and deadline.

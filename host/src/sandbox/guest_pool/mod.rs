@@ -19,11 +19,12 @@
 //!   for Windows.)
 //!
 //! A guest starts on the thread of whoever awaits it and moves to the pool
-//! once it has run for [`SHORT_CALL`]: most calls are done by then and skip
-//! the two thread hand-offs, and a computing guest moves at its next epoch
-//! yield. Epochs advance every [`EPOCH_TICK`] while a guest task exists, so
-//! a computing guest yields and can be stopped; with none, the ticker sleeps
-//! and an idle host uses no CPU.
+//! once it has run (been polled) for [`SHORT_CALL`] in all: most calls are
+//! done by then and skip the two thread hand-offs, and a computing guest
+//! moves at its next epoch yield. Epochs advance every
+//! [`EPOCH_TICK`](crate::engine::EPOCH_TICK) while a guest task exists, so
+//! a computing guest yields and can be stopped; 10 ms after the last one,
+//! the ticker sleeps and an idle host uses no CPU.
 #![forbid(unsafe_code)]
 
 use std::pin::Pin;
@@ -84,7 +85,7 @@ impl GuestPool {
         F::Output: Send + 'static,
     {
         let running = Running::new(&self.ticker);
-        GuestTask { place: Place::Here { guest: Box::pin(guest), first_polled: None, running }, pool: self }
+        GuestTask { place: Place::Here { guest: Box::pin(guest), ran: Duration::ZERO, running }, pool: self }
     }
 }
 
@@ -119,8 +120,10 @@ enum Place<T> {
     /// Polled by whoever awaits the task, until it is no longer a short call.
     Here {
         guest: Pin<Box<dyn Future<Output = T> + Send>>,
-        /// When it was first polled.
-        first_polled: Option<Instant>,
+        /// How long it has run so far: the time spent in its polls, not the
+        /// time since it started, so a short call that waited for a busy
+        /// thread (many calls in flight) is still a short call.
+        ran: Duration,
         running: Running,
     },
     /// On the pool.
@@ -150,13 +153,14 @@ impl<T: Send + 'static> Future for GuestTask<'_, T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
         let this = &mut *self;
-        if let Place::Here { guest, first_polled, .. } = &mut this.place {
-            let first_polled = *first_polled.get_or_insert_with(Instant::now);
+        if let Place::Here { guest, ran, .. } = &mut this.place {
+            let polled = Instant::now();
             if let Poll::Ready(output) = guest.as_mut().poll(cx) {
                 this.place = Place::Gone;
                 return Poll::Ready(output);
             }
-            if first_polled.elapsed() < SHORT_CALL {
+            *ran += polled.elapsed();
+            if *ran < SHORT_CALL {
                 return Poll::Pending;
             }
             // Not a short call: on to the pool, below the protocol threads.

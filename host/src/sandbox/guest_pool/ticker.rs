@@ -1,5 +1,5 @@
 //! The epoch ticker: advances the engine's epoch while a guest runs, and
-//! sleeps while none does, so an idle host uses no CPU.
+//! sleeps 10 ms after the last one ended, so an idle host uses no CPU.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
@@ -9,8 +9,16 @@ use wasmtime::{Engine, EngineWeak};
 
 use crate::engine::EPOCH_TICK;
 
+/// Ticks the ticker keeps going after the last guest task ended before it
+/// sleeps. Waking it costs the call that does a syscall and a context
+/// switch; calls served back to back (an `echo` every ~0.1 ms) would pay
+/// that every time: +10 % on `echo` measured, against 10 wake-ups once
+/// the host goes idle.
+const LINGER_TICKS: u32 = 10;
+
 /// Advances the engine's epoch every [`EPOCH_TICK`] while a guest task
-/// exists. A plain thread: it must keep ticking even if every runtime
+/// exists, and for [`LINGER_TICKS`] after; then sleeps until the next
+/// guest task. A plain thread: it must keep ticking even if every runtime
 /// thread is busy running guests.
 pub(super) struct Ticker {
     state: Mutex<TickerState>,
@@ -43,12 +51,17 @@ impl Ticker {
     }
 
     fn run(&self, engine: EngineWeak) {
+        let mut idle_ticks = 0;
         loop {
             {
                 let mut state = self.lock();
-                while state.running == 0 && !state.stopped {
-                    state.parked = true;
-                    state = self.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+                idle_ticks = if state.running == 0 { idle_ticks + 1 } else { 0 };
+                if idle_ticks > LINGER_TICKS {
+                    while state.running == 0 && !state.stopped {
+                        state.parked = true;
+                        state = self.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+                    }
+                    idle_ticks = 0;
                 }
                 state.parked = false;
                 if state.stopped {
