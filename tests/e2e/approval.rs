@@ -245,13 +245,7 @@ async fn on_2026_07_28_rmcps_client_answers_and_the_parked_guest_goes_on() {
     // requests; it is resumed, not run again (one "call started" per call).
     let result = host.client.call_tool(params("prune", json!({ "count": 5 }))).await.unwrap();
     assert_eq!(text_of(&result), "pruned 5 snapshots");
-    let started = host
-        .stderr
-        .events()
-        .iter()
-        .filter(|e| e.message() == "call started" && e.str("tool") == Some("prune"))
-        .count();
-    assert_eq!(started, 1);
+    assert_eq!(host.stderr.count_for_tool("call started", "prune"), 1);
     // Plain elicitations travel the same way.
     let result = host.client.call_tool(params("survey", json!({ "questions": 2 }))).await.unwrap();
     assert_eq!(text_of(&result), "answer 3\nanswer 4");

@@ -224,6 +224,11 @@ impl Lines<LogLine> {
         self.lines.lock().unwrap().iter().filter_map(LogLine::event).cloned().collect()
     }
 
+    /// How many `message` events so far were about `tool`.
+    pub fn count_for_tool(&self, message: &str, tool: &str) -> usize {
+        self.events().iter().filter(|e| e.message() == message && e.str("tool") == Some(tool)).count()
+    }
+
     /// Waits until an event satisfies `pred`, and returns it.
     pub async fn wait_for_event(&self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
         self.wait_until(what, |lines| lines.iter().filter_map(LogLine::event).find(|e| pred(e)).cloned())

@@ -189,13 +189,7 @@ async fn an_approval_needing_tool_is_asked(component: &str) {
         Host::start(Start::new(component, &["--dir", locks.path().to_str().unwrap()]).discover()).await;
     let result = host.client.call_tool(params("prune", json!({ "count": 5 }))).await.unwrap();
     assert_eq!(text_of(&result), "pruned 5 snapshots");
-    let started = host
-        .stderr
-        .events()
-        .iter()
-        .filter(|e| e.message() == "call started" && e.str("tool") == Some("prune"))
-        .count();
-    assert_eq!(started, 1);
+    assert_eq!(host.stderr.count_for_tool("call started", "prune"), 1);
     host.wait_until_idle().await;
     assert_no_locks(locks.path());
 }
