@@ -55,8 +55,8 @@ impl Signals {
 
 /// Waits, bounded by [`SHUTDOWN_BUDGET`], for stopped calls to finish their cleanup.
 pub(crate) async fn drain_calls(stats: &Stats) {
-    if tokio::time::timeout(SHUTDOWN_BUDGET, stats.no_live_calls()).await.is_err() {
-        let left = stats.snapshot().live_calls;
+    let left = wait_for_calls(stats, SHUTDOWN_BUDGET).await;
+    if left > 0 {
         tracing::warn!(calls = left, "exiting with calls still stopping");
     }
 }
