@@ -76,7 +76,15 @@ pub(crate) async fn serve_until_signal(
     tokio::select! {
         result = &mut serving => return result,
         left = wait_for_calls(&stats, drain_timeout) => match left {
-            0 => tracing::info!("drained: every call has finished"),
+            0 => {
+                tracing::info!("drained: every call has finished");
+                // A call counts as ended just before its answer is written:
+                // keep serving a moment so the last answers reach their clients.
+                tokio::select! {
+                    result = &mut serving => return result,
+                    () = tokio::time::sleep(ANSWER_FLUSH) => {}
+                }
+            }
             calls => tracing::info!(calls, "drain timeout (--drain-timeout); stopping the calls left"),
         },
         () = signals.recv() => tracing::info!("second signal; stopping the calls left now"),
@@ -115,6 +123,10 @@ const MAX_BODY: usize = 4 << 20;
 /// After an accept error that is not about one connection (out of file
 /// descriptors, say), how long to wait before accepting again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// After the last call of a drain ended, how long its answer gets to be
+/// written before the listener closes.
+const ANSWER_FLUSH: Duration = Duration::from_millis(200);
 
 /// How often the connection cap may be logged at `warn`.
 const CAP_WARNING_EVERY: Duration = Duration::from_secs(10);
