@@ -12,6 +12,21 @@ for target in wasm32-wasip2 wasm32-wasip1; do
     fi
 done
 
+# The oci:// tests run a real registry on loopback: Debian's docker-registry
+# (the CNCF distribution registry, /usr/bin/docker-registry). Each test
+# starts its own on a free port; the package's system service is not used.
+if ! command -v docker-registry >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "docker-registry is needed for the oci:// tests (Debian: apt-get install docker-registry)" >&2
+        exit 1
+    fi
+    # A fresh machine may have no package lists yet.
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y docker-registry >&2 \
+        || { $sudo apt-get update >&2 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y docker-registry >&2; }
+fi
+
 # npm packages, pinned by each folder's package-lock.json: componentize-js
 # (guest-tools/js), the TypeScript SDK client (tests/ts) and the official
 # conformance suite (tests/conformance).

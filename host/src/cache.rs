@@ -100,7 +100,7 @@ fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
 /// Makes the cache directory if needed (mode 0700), and checks that it is a
 /// real directory (not a symlink) owned by this user and not writable by
 /// its group or others.
-fn trusted_dir(dir: &Path) -> Result<()> {
+pub(crate) fn trusted_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt as _;
     if !dir.exists() {
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;

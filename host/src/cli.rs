@@ -79,10 +79,14 @@ fn given_on_command_line(matches: &clap::ArgMatches) -> std::collections::BTreeS
 /// Subcommands besides serving.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the tools a component offers (as `tools/list` would) and exit.
+    /// Print the tools a component offers (as `tools/list` would) and exit;
+    /// for an oci:// component, also its digest and verified signer.
     Inspect {
-        /// The component file (.wasm).
+        /// The component file (.wasm), or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST).
         path: PathBuf,
+        /// Verify its cosign signature with this public key first.
+        #[arg(long, value_name = "KEY.pub")]
+        require_signature: Option<PathBuf>,
     },
     /// Write the mcp:tool contract (WIT) this host speaks into DIR, for
     /// building a tool against it without this repository.
@@ -106,8 +110,11 @@ pub enum Command {
 /// Options for serving tools over stdio.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// A tool component (.wasm) to serve. Repeat to serve several; tool names must not clash.
-    #[arg(short, long = "component", value_name = "PATH", required_unless_present = "config")]
+    /// A tool component to serve: a .wasm file, or a component in an OCI
+    /// registry, oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST
+    /// (pulled into the cache; a digest-pinned one starts from the cache
+    /// without the registry). Repeat to serve several; tool names must not clash.
+    #[arg(short, long = "component", value_name = "PATH|oci://REF", required_unless_present = "config")]
     pub components: Vec<PathBuf>,
 
     /// A TOML file with components and their grants, limits and approval
@@ -314,4 +321,17 @@ pub struct ServeArgs {
     /// Compile components on every start instead of caching them.
     #[arg(long)]
     pub no_cache: bool,
+
+    /// Load oci:// components only if a cosign signature over their digest
+    /// verifies with this public key (cosign.pub, from `cosign
+    /// generate-key-pair`). An unsigned, wrongly signed or altered
+    /// component is refused at start.
+    #[arg(long, value_name = "KEY.pub")]
+    pub require_signature: Option<PathBuf>,
+
+    /// Speak plain HTTP to this registry (HOST[:PORT]) although it is not
+    /// on loopback. Repeatable. Loopback registries always get plain HTTP;
+    /// every other registry gets HTTPS.
+    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
+    pub insecure_registries: Vec<String>,
 }

@@ -24,6 +24,10 @@
 //! [[component]]
 //! path = "tools/search.wasm"
 //! fuel = 0
+//!
+//! [[component]]
+//! oci = "oci://ghcr.io/me/fetch:1.2"        # from a registry, instead of `path`
+//! require_signature = "keys/cosign.pub"     # refused unless signed with this key
 //! ```
 //!
 //! Precedence, per setting: a flag given on the command line, then the
@@ -89,6 +93,10 @@ struct ServerTable {
 struct ComponentTable {
     /// Only in `[[component]]`: the component file.
     path: Option<PathBuf>,
+    /// Only in `[[component]]`, instead of `path`: `oci://REGISTRY/REPOSITORY:TAG`.
+    oci: Option<String>,
+    /// The cosign public key its signature must verify with (relative to the file).
+    require_signature: Option<PathBuf>,
     #[serde(default, deserialize_with = "parsed_list")]
     dirs: Option<Vec<DirGrant>>,
     #[serde(default, deserialize_with = "parsed_list")]
@@ -155,8 +163,13 @@ pub struct ServerSettings {
 /// What one component runs with.
 #[derive(Clone, Debug)]
 pub struct ComponentSettings {
-    /// The component file.
+    /// The component file (for an `oci://` component, its file in the
+    /// store once pulled).
     pub path: PathBuf,
+    /// The `oci://` reference it is pulled from, if it comes from a registry.
+    pub oci: Option<String>,
+    /// The cosign public key its signature must verify with.
+    pub signature_key: Option<PathBuf>,
     /// Where it was configured, for messages (`tools.toml line 12`), if in a file.
     pub origin: Option<String>,
     /// Its grants.
@@ -214,8 +227,10 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
 
     let env_files =
         args.env_files.iter().map(|path| EnvGrant::from_file(path)).collect::<Result<Vec<_>>>()?.concat();
-    if file.defaults.path.is_some() {
-        anyhow::bail!("{name}: [defaults] cannot name a `path`; put each component in a [[component]] table");
+    if file.defaults.path.is_some() || file.defaults.oci.is_some() {
+        anyhow::bail!(
+            "{name}: [defaults] cannot name a `path` or `oci`; put each component in a [[component]] table"
+        );
     }
     let mut components: Vec<ComponentSettings> = args
         .components
@@ -237,14 +252,17 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         let line = line_of(&text, entry.span().start);
         let origin = format!("{name} line {line}");
         let table = entry.get_ref();
-        let Some(path) = &table.path else {
-            anyhow::bail!("{origin}: this [[component]] has no `path`");
+        let path = match (&table.path, &table.oci) {
+            (Some(path), None) => base.join(path),
+            (None, Some(reference)) => PathBuf::from(reference),
+            (Some(_), Some(_)) => anyhow::bail!("{origin}: this [[component]] has both `path` and `oci`"),
+            (None, None) => anyhow::bail!("{origin}: this [[component]] has no `path` (or `oci`)"),
         };
         components.push(component(
             args,
             &env_files,
             &given,
-            base.join(path),
+            path,
             Some(origin),
             table,
             &file.defaults,
@@ -287,8 +305,21 @@ fn component(
     let fuel = pick!(fuel);
     let mut env = pick!(env);
     env.extend(env_files.iter().cloned());
+    // A key named in the file is relative to the file.
+    let signature_key = if given("require_signature") {
+        args.require_signature.clone()
+    } else {
+        own.require_signature
+            .clone()
+            .or_else(|| defaults.require_signature.clone())
+            .map(|key| base.join(key))
+            .or_else(|| args.require_signature.clone())
+    };
+    let oci = path.to_str().filter(|text| text.starts_with("oci://")).map(String::from);
     ComponentSettings {
         path,
+        oci,
+        signature_key,
         origin,
         grants: Grants::new(
             dirs,

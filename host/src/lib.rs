@@ -31,6 +31,10 @@
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
+//!
+//! Before loading: [`registry`] pulls `oci://` components (by tag or
+//! digest, bounded and hashed), verifies their cosign signatures and keeps
+//! them by digest, so the loader only ever sees a checked local file.
 
 mod approval;
 mod ask;
@@ -45,6 +49,7 @@ mod engine;
 mod limits;
 mod mcp;
 mod metrics;
+mod registry;
 mod sandbox;
 pub mod scaffold;
 mod schema;
@@ -122,6 +127,9 @@ pub(crate) async fn build_server(
         let mut component = ToolComponent::load(&settings.path, &engine, &linker, &cache, &guests)
             .await
             .with_context(|| format!("loading the component from {}", named(settings)))?;
+        if let Some(reference) = &settings.oci {
+            component.name = registry::short_name(reference);
+        }
         component.grants = settings.grants.clone();
         component.limits = settings.limits.clone();
         component.approvals = settings.approvals.clone();
@@ -136,6 +144,36 @@ pub(crate) async fn build_server(
         paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
     };
     ToolServer::new(components, runner, ask_policy)
+}
+
+/// Pulls every `oci://` component (and checks its signature) before
+/// anything is loaded, pointing its settings at the checked file.
+async fn pull_components(args: &ServeArgs, settings: &mut Settings) -> Result<Vec<registry::Pulled>> {
+    let store_dir = args.cache_dir.clone().or_else(CompileCache::default_dir).map(|dir| dir.join("oci"));
+    let mut pulled = Vec::new();
+    for component in &mut settings.components {
+        let Some(reference) = component.oci.clone() else {
+            if let Some(key) = &component.signature_key {
+                anyhow::bail!(
+                    "{}: a signature ({}) can only be required of an oci:// component; a local file \
+                     carries no cosign signature",
+                    component.path.display(),
+                    key.display()
+                );
+            }
+            continue;
+        };
+        let Some(store_dir) = store_dir.clone() else {
+            anyhow::bail!("{reference}: no directory to keep pulled components in: give --cache-dir DIR");
+        };
+        let options = registry::RegistryOptions { store_dir, insecure: args.insecure_registries.clone() };
+        let got = registry::pull(&reference, component.signature_key.as_deref(), &options)
+            .await
+            .with_context(|| format!("cannot load {reference}"))?;
+        component.path = got.path.clone();
+        pulled.push(got);
+    }
+    Ok(pulled)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -169,7 +207,8 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let signals = transport::signal::Signals::listen();
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
-    let settings = config::resolve(args)?;
+    let mut settings = config::resolve(args)?;
+    pull_components(args, &mut settings).await?;
     let limits = settings.server.clone();
     let server = build_server(args, settings, shutdown.clone(), stats.clone()).await?;
     tracing::info!(tools = server.tools().len(), "loaded");
@@ -192,13 +231,23 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     }
 }
 
-/// `inspect`: loads a component and returns its tools as `tools/list` shows them.
-pub async fn inspect(path: &std::path::Path) -> Result<serde_json::Value> {
+/// `inspect`: loads a component and returns its tools as `tools/list` shows
+/// them; for an `oci://` component also where it came from (`source`: its
+/// digest and the signer whose key verified it).
+pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> Result<serde_json::Value> {
     // The serving defaults, so the compiled artifact it caches is the one a
     // later `serve` with default flags loads.
-    let cli = cli::Cli::parse_args(["mcp-wasm-host".as_ref(), "--component".as_ref(), path.as_os_str()])?;
-    let args = cli.serve;
-    let settings = config::resolve(&args)?;
+    let mut argv = vec!["mcp-wasm-host".as_ref(), "--component".as_ref(), path.as_os_str()];
+    if let Some(key) = key {
+        argv.extend(["--require-signature".as_ref(), key.as_os_str()]);
+    }
+    let args = cli::Cli::parse_args(argv)?.serve;
+    let mut settings = config::resolve(&args)?;
+    let pulled = pull_components(&args, &mut settings).await?;
     let server = build_server(&args, settings, CancellationToken::new(), Arc::default()).await?;
-    Ok(serde_json::json!({ "tools": server.tools() }))
+    let mut listing = serde_json::json!({ "tools": server.tools() });
+    if let Some(source) = pulled.first() {
+        listing["source"] = serde_json::to_value(source)?;
+    }
+    Ok(listing)
 }

@@ -31,8 +31,8 @@ fn main() {
     };
     let result = runtime.block_on(async {
         match &cli.command {
-            Some(Command::Inspect { path }) => {
-                let tools = mcp_wasm_host::inspect(path).await?;
+            Some(Command::Inspect { path, require_signature }) => {
+                let tools = mcp_wasm_host::inspect(path, require_signature.as_deref()).await?;
                 println!("{}", serde_json::to_string_pretty(&tools)?);
                 Ok(())
             }

@@ -16,6 +16,8 @@ mod http_limits;
 mod languages;
 mod lifecycle;
 mod limits;
+mod registry;
+mod registry_harness;
 mod scaffold;
 mod storm;
 mod tools;
