@@ -334,4 +334,22 @@ pub struct ServeArgs {
     /// every other registry gets HTTPS.
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registries: Vec<String>,
+
+    /// Load a new version of a component without a restart: a file when it
+    /// changes, an oci:// tag when it moves. The new version is loaded and
+    /// checked beside the old one, then swapped in for new calls; calls in
+    /// flight finish on the old one, and clients get
+    /// notifications/tools/list_changed. A version that fails to load,
+    /// breaks the contract or clashes on tool names is refused (logged),
+    /// and the old one keeps serving.
+    #[arg(long)]
+    pub watch: bool,
+
+    /// With --watch: how often component files are checked for changes.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub watch_interval: Duration,
+
+    /// With --watch: how often the registry is asked where an oci:// tag points.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub watch_tag_interval: Duration,
 }

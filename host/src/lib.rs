@@ -47,6 +47,7 @@ mod config;
 pub mod contract;
 mod engine;
 mod limits;
+mod loader;
 mod mcp;
 mod metrics;
 mod registry;
@@ -56,6 +57,7 @@ mod schema;
 mod stats;
 mod store;
 mod transport;
+mod watch;
 mod wit;
 
 use std::sync::Arc;
@@ -67,9 +69,9 @@ use crate::ask::AskPolicy;
 use crate::cache::CompileCache;
 use crate::call::CallRunner;
 use crate::cli::ServeArgs;
-use crate::component::ToolComponent;
 use crate::config::{ComponentSettings, Settings};
 use crate::engine::{EngineSettings, build_engine};
+use crate::loader::Loader;
 use crate::mcp::ToolServer;
 use crate::sandbox::grants;
 use crate::sandbox::guest_pool::GuestPool;
@@ -77,14 +79,14 @@ use crate::stats::Stats;
 use crate::store::host_linker;
 
 /// Loads the components named in `args` (and its `--config` file) and
-/// builds the server for them, without serving yet. Every configuration
-/// error surfaces here.
+/// builds the server for them, without serving yet; the loader is kept for
+/// reloads. Every configuration error surfaces here.
 pub(crate) async fn build_server(
     args: &ServeArgs,
     settings: Settings,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
-) -> Result<ToolServer> {
+) -> Result<(ToolServer, Loader)> {
     if settings.components.is_empty() {
         anyhow::bail!("no components to serve: give --component PATH, or [[component]] entries in --config");
     }
@@ -121,35 +123,31 @@ pub(crate) async fn build_server(
         fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
     })?;
     let guests = GuestPool::start(&engine)?;
-    let linker = host_linker(&engine)?;
-    let mut components = Vec::with_capacity(settings.components.len());
-    for settings in &settings.components {
-        let mut component = ToolComponent::load(&settings.path, &engine, &linker, &cache, &guests)
-            .await
-            .with_context(|| format!("loading the component from {}", named(settings)))?;
-        if let Some(reference) = &settings.oci {
-            component.name = registry::short_name(reference);
-        }
-        component.grants = settings.grants.clone();
-        component.limits = settings.limits.clone();
-        component.approvals = settings.approvals.clone();
-        components.push(component);
-    }
+    let loader = Loader { linker: host_linker(&engine)?, cache };
     let runner =
         CallRunner::new(engine, guests, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
+    let mut components = Vec::with_capacity(settings.components.len());
+    for settings in &settings.components {
+        let component = loader
+            .load(settings, &runner)
+            .await
+            .with_context(|| format!("loading the component from {}", named(settings)))?;
+        components.push(component);
+    }
     let ask_policy = AskPolicy {
         elicitation_timeout: server.elicitation_timeout,
         max_questions: server.max_questions,
         approval_timeout: server.approval_timeout,
         paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
     };
-    ToolServer::new(components, runner, ask_policy)
+    let server = ToolServer::new(components, runner, ask_policy, args.watch)?;
+    Ok((server, loader))
 }
 
 /// Pulls every `oci://` component (and checks its signature) before
 /// anything is loaded, pointing its settings at the checked file.
 async fn pull_components(args: &ServeArgs, settings: &mut Settings) -> Result<Vec<registry::Pulled>> {
-    let store_dir = args.cache_dir.clone().or_else(CompileCache::default_dir).map(|dir| dir.join("oci"));
+    let options = registry_options(args);
     let mut pulled = Vec::new();
     for component in &mut settings.components {
         let Some(reference) = component.oci.clone() else {
@@ -163,17 +161,23 @@ async fn pull_components(args: &ServeArgs, settings: &mut Settings) -> Result<Ve
             }
             continue;
         };
-        let Some(store_dir) = store_dir.clone() else {
+        let Some(options) = &options else {
             anyhow::bail!("{reference}: no directory to keep pulled components in: give --cache-dir DIR");
         };
-        let options = registry::RegistryOptions { store_dir, insecure: args.insecure_registries.clone() };
-        let got = registry::pull(&reference, component.signature_key.as_deref(), &options)
+        let got = registry::pull(&reference, component.signature_key.as_deref(), options)
             .await
             .with_context(|| format!("cannot load {reference}"))?;
         component.path = got.path.clone();
         pulled.push(got);
     }
     Ok(pulled)
+}
+
+/// Where pulled components are kept (`CACHE/oci`), and which registries may
+/// be reached in plain HTTP; `None` when there is no cache directory.
+fn registry_options(args: &ServeArgs) -> Option<registry::RegistryOptions> {
+    let store_dir = args.cache_dir.clone().or_else(CompileCache::default_dir)?.join("oci");
+    Some(registry::RegistryOptions { store_dir, insecure: args.insecure_registries.clone() })
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -210,8 +214,17 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let mut settings = config::resolve(args)?;
     pull_components(args, &mut settings).await?;
     let limits = settings.server.clone();
-    let server = build_server(args, settings, shutdown.clone(), stats.clone()).await?;
+    let watched = args.watch.then(|| settings.components.clone());
+    let (server, loader) = build_server(args, settings, shutdown.clone(), stats.clone()).await?;
     tracing::info!(tools = server.tools().len(), "loaded");
+    if let Some(components) = watched {
+        let options = watch::WatchOptions {
+            file_interval: args.watch_interval,
+            tag_interval: args.watch_tag_interval,
+            registry: registry_options(args),
+        };
+        watch::spawn(server.clone(), loader, components, options, shutdown.clone());
+    }
     match args.http {
         Some(addr) => {
             let options = transport::http::HttpOptions {
@@ -244,7 +257,7 @@ pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> R
     let args = cli::Cli::parse_args(argv)?.serve;
     let mut settings = config::resolve(&args)?;
     let pulled = pull_components(&args, &mut settings).await?;
-    let server = build_server(&args, settings, CancellationToken::new(), Arc::default()).await?;
+    let (server, _) = build_server(&args, settings, CancellationToken::new(), Arc::default()).await?;
     let mut listing = serde_json::json!({ "tools": server.tools() });
     if let Some(source) = pulled.first() {
         listing["source"] = serde_json::to_value(source)?;

@@ -268,7 +268,7 @@ pub enum Approval {
 /// `answer N` and each approval request as `approval` says (or, from
 /// question `hold_from` on, never answers and waits to be told the question
 /// was withdrawn), and records what it sees in `events`: `elicit N:
-/// MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`.
+/// MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`, `tools/list_changed`.
 #[derive(Clone)]
 pub struct TestClient {
     /// What the client saw, one line per event.
@@ -381,6 +381,10 @@ impl ClientHandler for TestClient {
             "content": { "type": "text", "text": format!("sampled: {prompt}") }
         });
         Ok(serde_json::from_value(answer).unwrap())
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.events.push("tools/list_changed".into());
     }
 
     async fn on_progress(

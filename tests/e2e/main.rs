@@ -21,3 +21,4 @@ mod registry_harness;
 mod scaffold;
 mod storm;
 mod tools;
+mod watch;

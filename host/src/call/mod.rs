@@ -118,6 +118,17 @@ impl CallRunner {
         }
     }
 
+    /// The engine every component is compiled for.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Where guest code runs (also a component's `list-tools` when it is
+    /// loaded again, with `--watch`).
+    pub fn guests(&self) -> &GuestPool {
+        &self.guests
+    }
+
     /// The schema checker calls share.
     pub fn checker(&self) -> &Checker {
         &self.checker

@@ -18,15 +18,25 @@ use super::{ToolServer, mode, status};
 #[allow(deprecated)]
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
             .enable_resources()
             .enable_tasks()
             .build();
+        if self.caller.shared.list_changes.is_some()
+            && let Some(tools) = &mut capabilities.tools
+        {
+            // With --watch, the tool list changes when a component is reloaded.
+            tools.list_changed = Some(true);
+        }
         ServerConfig::new(capabilities).with_server_info(
             Implementation::new("mcp-wasm-host", env!("CARGO_PKG_VERSION")).with_title("mcp-wasm-host"),
         )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.listen_for_changes(context.peer);
     }
 
     async fn on_cancelled(
@@ -69,7 +79,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     async fn call_tool(
@@ -82,7 +92,7 @@ impl ServerHandler for ToolServer {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
             return mode::rounds::resume(self, &state, request, &context, span).await;
         }
-        let plan = self.caller.shared.tools.plan(request, &self.caller.shared.runner).await?;
+        let plan = self.caller.shared.tools().plan(request, &self.caller.shared.runner).await?;
         if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
             return Ok(mode::task::start(self, plan, &context, span));
         }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use rmcp::model::{CallToolResponse, ProgressToken, Tool};
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData as McpError, RoleServer};
 
@@ -58,7 +58,11 @@ struct Caller {
 
 /// What every session shares.
 struct Shared {
-    tools: Tools,
+    /// The tools new calls are routed to. A reload swaps in a new set; a
+    /// call already routed keeps its component until it ends.
+    tools: std::sync::RwLock<Arc<Tools>>,
+    /// With `--watch`: the clients to tell when the tool list changes.
+    list_changes: Option<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
     runner: CallRunner,
     /// How calls may put questions to the user.
     ask_policy: AskPolicy,
@@ -96,14 +100,23 @@ impl Drop for SessionCalls {
 impl ToolServer {
     /// Serves the tools of `components`. Two components offering the same
     /// tool name is an error: a client could not tell which one it calls.
+    /// With `list_changes`, the tool list may change while serving
+    /// (`--watch`), and clients are told so.
     pub(crate) fn new(
         components: Vec<ToolComponent>,
         runner: CallRunner,
         ask_policy: AskPolicy,
+        list_changes: bool,
     ) -> Result<Self> {
-        let tools = Tools::new(components)?;
+        let tools = Tools::new(components.into_iter().map(Arc::new).collect())?;
         let stats = runner.stats().clone();
-        let shared = Shared { tools, runner, ask_policy, sessionless: SessionCalls::new(stats.clone()) };
+        let shared = Shared {
+            tools: std::sync::RwLock::new(Arc::new(tools)),
+            list_changes: list_changes.then(std::sync::Mutex::default),
+            runner,
+            ask_policy,
+            sessionless: SessionCalls::new(stats.clone()),
+        };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
         Ok(Self { caller, calls: SessionCalls::new(stats) })
     }
@@ -126,9 +139,60 @@ impl ToolServer {
         if sessionless { &self.caller.shared.sessionless } else { &self.calls }
     }
 
-    /// Every tool, as listed to clients.
-    pub fn tools(&self) -> &[Tool] {
-        self.caller.shared.tools.listed()
+    /// What runs the calls (its engine and guest threads load components too).
+    pub(crate) fn runner(&self) -> &CallRunner {
+        &self.caller.shared.runner
+    }
+
+    /// Every tool, as listed to clients now.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.caller.shared.tools().listed().to_vec()
+    }
+
+    /// Swaps the component at `index` (in configuration order) for `new`,
+    /// for calls routed from now on; calls in flight finish on the old one.
+    /// A clash of tool names (or approval rules naming a tool that is
+    /// gone) refuses the swap and the old component keeps serving. Returns
+    /// the names of the tools now offered.
+    pub(crate) fn replace_component(&self, index: usize, new: ToolComponent) -> Result<Vec<String>> {
+        let mut tools = self.caller.shared.tools.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let replaced = tools.replacing(index, new)?;
+        let names = replaced.listed().iter().map(|tool| tool.name.to_string()).collect();
+        *tools = Arc::new(replaced);
+        Ok(names)
+    }
+
+    /// Sends `notifications/tools/list_changed` to every connected client
+    /// (only with `--watch`); clients that are gone are forgotten.
+    pub(crate) async fn notify_tools_changed(&self) {
+        let Some(peers) = &self.caller.shared.list_changes else { return };
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(err) = peer.notify_tool_list_changed().await {
+                tracing::debug!("cannot tell a client the tool list changed: {err}");
+            }
+        }
+    }
+
+    /// Remembers the client of this session, to tell it when the tool list
+    /// changes (only with `--watch`).
+    fn listen_for_changes(&self, peer: Peer<RoleServer>) {
+        if let Some(peers) = &self.caller.shared.list_changes {
+            let mut peers = peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.push(peer);
+        }
+    }
+}
+
+impl Shared {
+    /// The current tools (a snapshot: a reload does not change it).
+    fn tools(&self) -> Arc<Tools> {
+        self.tools.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }
 

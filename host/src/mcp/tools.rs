@@ -19,7 +19,10 @@ use crate::schema::CheckFailure;
 pub const NEEDS_APPROVAL_META: &str = "mcp-wasm-host/needsApproval";
 
 /// Every tool of every component, by name, and the `tools/list` answer.
+/// Immutable: a reload (`--watch`) builds a new one beside it.
 pub(super) struct Tools {
+    /// The components, in the order they were configured.
+    components: Vec<Arc<ToolComponent>>,
     routes: HashMap<String, Route>,
     /// The `tools/list` answer, built once.
     listed: Vec<Tool>,
@@ -60,10 +63,10 @@ impl CallPlan {
 impl Tools {
     /// Routes every tool of `components`; two components offering the same
     /// name, or an approval rule naming no loaded tool, is an error.
-    pub(super) fn new(components: Vec<ToolComponent>) -> Result<Self> {
+    pub(super) fn new(components: Vec<Arc<ToolComponent>>) -> Result<Self> {
         let mut routes: HashMap<String, Route> = HashMap::new();
         let mut listed = Vec::new();
-        for component in components.into_iter().map(Arc::new) {
+        for component in components.iter().cloned() {
             for (index, spec) in component.tools.iter().enumerate() {
                 if let Some(other) = routes.get(&spec.name) {
                     bail!(
@@ -96,7 +99,18 @@ impl Tools {
                 .validate(routes.keys().map(String::as_str))
                 .with_context(|| format!("approval rules for {}", route.component.path.display()))?;
         }
-        Ok(Tools { routes, listed })
+        Ok(Tools { components, routes, listed })
+    }
+
+    /// The same tools with the component at `index` replaced by `new`,
+    /// checked as at start (names unique, approval rules naming loaded tools).
+    pub(super) fn replacing(&self, index: usize, new: ToolComponent) -> Result<Self> {
+        let mut components = self.components.clone();
+        let Some(slot) = components.get_mut(index) else {
+            bail!("no component {index} to replace");
+        };
+        *slot = Arc::new(new);
+        Tools::new(components)
     }
 
     /// Every tool, as listed to clients.

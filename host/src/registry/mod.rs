@@ -93,6 +93,10 @@ pub async fn pull(reference: &str, key: Option<&Path>, options: &RegistryOptions
         }
         None => None,
     };
+    // Already pulled (a tag checked again with --watch, or moved back).
+    if let Some(path) = store.component(&digest)? {
+        return Ok(Pulled { reference: reference.into(), digest, path, signer, offline: false });
+    }
     let bytes = registry.blob(&parsed, layer, MAX_COMPONENT_BYTES).await?;
     let path = store.put_component(&digest, &manifest.raw, &layer.digest, &bytes)?;
     tracing::info!(reference, digest, bytes = bytes.len(), signer, "component pulled");

@@ -1,0 +1,92 @@
+//! `--watch`: a component file that changes is loaded beside the old one
+//! and swapped in for new calls; calls in flight finish on the old version;
+//! the client is told the tool list changed; a new version that does not
+//! load or clashes on tool names is refused and the old one keeps serving.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::harness::{Host, Start, guest, text_of};
+
+/// Replaces `path` with `bytes` at once (write beside, then rename), as an
+/// editor or a build's final copy does.
+fn replace(path: &Path, bytes: &[u8]) {
+    let beside = path.with_extension("new");
+    std::fs::write(&beside, bytes).unwrap();
+    std::fs::rename(&beside, path).unwrap();
+}
+
+async fn tool_names(host: &Host) -> Vec<String> {
+    let tools = host.client.peer().list_all_tools().await.unwrap();
+    tools.into_iter().map(|tool| tool.name.to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_new_version_is_swapped_in_while_calls_in_flight_finish_on_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("tool.wasm");
+    std::fs::copy(guest("demo"), &tool).unwrap();
+    let args = [
+        "--component",
+        &tool.display().to_string(),
+        "--component",
+        &guest("everything").display().to_string(),
+    ]
+    .map(String::from);
+    let mut args = args.to_vec();
+    args.extend(["--watch", "--watch-interval", "20ms"].map(String::from));
+    let host = Host::start(Start { args, ..Start::new("demo", &[]) }).await;
+    assert!(tool_names(&host).await.contains(&"countdown".to_string()));
+
+    // A call is running on the demo when the file becomes another component.
+    let in_flight = host.start_call("countdown", json!({ "steps": 30, "step_ms": 100, "quiet": true })).await;
+    host.stderr.wait_for_event("the countdown to run", |e| e.message().starts_with("countdown:")).await;
+    replace(&tool, &std::fs::read(guest("hostile")).unwrap());
+    let reloaded = host.stderr.wait_for_event("the reload", |e| e.message() == "component reloaded").await;
+    assert!(reloaded.str("tools").unwrap().contains("list_env"), "{reloaded}");
+    host.test_client.events.wait_for("tools/list_changed", |event| event == "tools/list_changed").await;
+    let names = tool_names(&host).await;
+    assert!(
+        names.contains(&"list_env".to_string()) && !names.contains(&"countdown".to_string()),
+        "{names:?}"
+    );
+    assert!(names.contains(&"test_simple_text".to_string()), "the other component still serves: {names:?}");
+
+    // The call in flight finishes on the old version, after the swap.
+    let result =
+        tokio::time::timeout(crate::harness::PATIENCE, in_flight.await_response()).await.unwrap().unwrap();
+    let rmcp::model::ServerResult::CallToolResult(result) = result else { panic!("{result:?}") };
+    assert_eq!(text_of(&result), "counted down from 30");
+    let ended = host.call_ended("countdown").await;
+    assert_eq!(ended.str("outcome"), Some("ok"), "{ended}");
+    let log = host.stderr.events();
+    let reloaded_at = log.iter().position(|e| e.message() == "component reloaded").unwrap();
+    let ended_at = log.iter().position(|e| e.is_call_ended("countdown")).unwrap();
+    assert!(reloaded_at < ended_at, "the swap came while the call ran");
+    // New calls go to the new version.
+    assert_eq!(host.call("list_env", json!({})).await.unwrap().is_error, Some(false));
+    assert!(host.call("echo", json!({ "text": "gone" })).await.is_err(), "the old tool is gone");
+
+    // A version that does not load is refused; the current one keeps serving.
+    replace(&tool, b"not a component");
+    let refused =
+        host.stderr.wait_for_event("a refusal", |e| e.message().starts_with("reload refused")).await;
+    assert!(refused.str("reason").unwrap().contains("not a WebAssembly file"), "{refused}");
+    assert_eq!(host.call("list_env", json!({})).await.unwrap().is_error, Some(false));
+
+    // So is one whose tools clash with another component's.
+    replace(&tool, &std::fs::read(guest("everything")).unwrap());
+    host.stderr
+        .wait_until("a second refusal", |lines| {
+            let refusals =
+                lines.iter().filter_map(|l| l.event()).filter(|e| e.message().starts_with("reload refused"));
+            refusals
+                .filter_map(|e| e.str("reason").map(String::from))
+                .find(|reason| reason.contains("offered by both"))
+        })
+        .await;
+    assert_eq!(host.call("list_env", json!({})).await.unwrap().is_error, Some(false));
+    let changes = host.test_client.events.all().iter().filter(|e| *e == "tools/list_changed").count();
+    assert_eq!(changes, 1, "refused versions change nothing");
+}
