@@ -90,3 +90,48 @@ async fn a_new_version_is_swapped_in_while_calls_in_flight_finish_on_the_old_one
     let changes = host.test_client.events.all().iter().filter(|e| *e == "tools/list_changed").count();
     assert_eq!(changes, 1, "refused versions change nothing");
 }
+
+#[tokio::test]
+async fn a_moved_tag_is_pulled_and_swapped_in_only_when_its_signature_verifies() {
+    let registry = crate::registry_harness::TestRegistry::start().await;
+    let keys = tempfile::tempdir().unwrap();
+    let (ours, ours_pub) = crate::registry_harness::cosign_key(keys.path(), "ours", 7);
+    let first = registry.push("tools/moving", "stable", &std::fs::read(guest("demo")).unwrap()).await;
+    registry.sign("tools/moving", &first, &ours).await;
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "--component",
+        &registry.reference("tools/moving:stable"),
+        "--require-signature",
+        &ours_pub.display().to_string(),
+        "--cache-dir",
+        &cache.path().display().to_string(),
+        "--watch",
+        "--watch-tag-interval",
+        "50ms",
+    ]
+    .map(String::from)
+    .to_vec();
+    let host = Host::start(Start { args, ..Start::new("demo", &[]) }).await;
+    assert_eq!(text_of(&host.call("echo", json!({ "text": "v1" })).await.unwrap()), "v1");
+
+    // The tag moves to an unsigned component: refused, the signed one keeps serving.
+    let unsigned = registry.push("tools/moving", "stable", &std::fs::read(guest("hostile")).unwrap()).await;
+    let refused = host
+        .stderr
+        .wait_for_event("a refusal", |e| {
+            e.message().starts_with("reload refused")
+                && e.str("reason").is_some_and(|r| r.contains("not signed"))
+        })
+        .await;
+    assert!(refused.str("reason").unwrap().contains(&unsigned), "{refused}");
+    assert_eq!(text_of(&host.call("echo", json!({ "text": "still v1" })).await.unwrap()), "still v1");
+
+    // Once it is signed, the next check swaps it in.
+    registry.sign("tools/moving", &unsigned, &ours).await;
+    let moved = host.stderr.wait_for_event("the tag to move", |e| e.message() == "the tag moved").await;
+    assert_eq!(moved.str("digest"), Some(unsigned.as_str()));
+    host.stderr.wait_for_event("the reload", |e| e.message() == "component reloaded").await;
+    host.test_client.events.wait_for("tools/list_changed", |event| event == "tools/list_changed").await;
+    assert_eq!(host.call("list_env", json!({})).await.unwrap().is_error, Some(false));
+}
