@@ -111,6 +111,12 @@ async fn a_wrong_digest_a_tampered_blob_or_a_bad_reference_is_refused_at_start()
     assert!(err.contains(&pinned) && err.contains("tampered with"), "{err}");
     assert!(std::fs::read_dir(cache.path().join("oci/blobs")).unwrap().next().is_none(), "nothing kept");
 
+    // A manifest larger than any component's needs is refused before it is read whole.
+    registry.push_annotated("tools/demo", "fat", &wasm, Some(100 << 10)).await;
+    let fat = registry.reference("tools/demo:fat");
+    let err = refused(&["--component", &fat, "--cache-dir", &cache_arg]).await;
+    assert!(err.contains(&fat) && err.contains("larger than 65536 bytes"), "{err}");
+
     // A reference that names no registry (it would mean Docker Hub).
     let err = refused(&["--component", "oci://tools/demo:1.0", "--cache-dir", &cache_arg]).await;
     assert!(err.contains("names no registry"), "{err}");

@@ -9,6 +9,7 @@ use std::process::Stdio;
 
 use base64::Engine as _;
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::manifest::OciImageManifest;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use p256::ecdsa::signature::Signer as _;
@@ -95,6 +96,17 @@ impl TestRegistry {
     /// Pushes `wasm` as `wkg oci push` would, to `repository:tag`; returns
     /// the manifest's digest.
     pub async fn push(&self, repository: &str, tag: &str, wasm: &[u8]) -> String {
+        self.push_annotated(repository, tag, wasm, None).await
+    }
+
+    /// [`Self::push`], with a manifest annotation `padding` of `padding` bytes.
+    pub async fn push_annotated(
+        &self,
+        repository: &str,
+        tag: &str,
+        wasm: &[u8],
+        padding: Option<usize>,
+    ) -> String {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let reference = Reference::with_tag(self.addr.clone(), repository.into(), tag.into());
         let layer = ImageLayer::new(wasm.to_vec(), "application/wasm".into(), None);
@@ -103,8 +115,10 @@ impl TestRegistry {
             layer.sha256_digest()
         );
         let config = Config::new(config.into_bytes(), "application/vnd.wasm.config.v0+json".into(), None);
+        let annotations = padding.map(|size| [("padding".to_string(), "x".repeat(size))].into());
+        let manifest = OciImageManifest::build(std::slice::from_ref(&layer), &config, annotations);
         let client = Self::client();
-        client.push(&reference, &[layer], config, &RegistryAuth::Anonymous, None).await.unwrap();
+        client.push(&reference, &[layer], config, &RegistryAuth::Anonymous, Some(manifest)).await.unwrap();
         client.fetch_manifest_digest(&reference, &RegistryAuth::Anonymous).await.unwrap()
     }
 

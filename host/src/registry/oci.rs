@@ -18,7 +18,7 @@ use oci_client::manifest::{
     IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest,
 };
 use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
+use oci_client::{Client, Reference, RegistryOperation};
 use sha2::{Digest as _, Sha256};
 
 use super::signature::Signed;
@@ -43,6 +43,10 @@ const MAX_SIGNATURES: usize = 16;
 /// One registry, reached for one reference.
 pub struct Registry {
     client: Client,
+    /// For manifests, read here with a bound (oci-client reads them whole).
+    http: reqwest::Client,
+    /// `http` or `https`, as for `client`.
+    scheme: &'static str,
     auth: RegistryAuth,
     name: String,
 }
@@ -76,21 +80,21 @@ impl Registry {
             ..ClientConfig::default()
         };
         let client = Client::try_from(config).context("cannot set up the registry client")?;
-        Ok(Registry { client, auth: super::auth::for_registry(&name), name })
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(60))
+            // A manifest is never fetched from elsewhere than the registry named.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .context("cannot set up the registry client")?;
+        let scheme = if plain { "http" } else { "https" };
+        Ok(Registry { client, http, scheme, auth: super::auth::for_registry(&name), name })
     }
 
     /// Resolves `reference` (a tag or a digest) to its manifest; a digest
     /// the manifest's bytes do not hash to is refused.
     pub async fn manifest(&self, reference: &Reference) -> Result<Manifest> {
-        let accepted = [OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE];
-        let (raw, _) = self
-            .client
-            .pull_manifest_raw(reference, &self.auth, &accepted)
-            .await
-            .map_err(|err| self.explain(err))?;
-        if raw.len() > MAX_MANIFEST_BYTES {
-            bail!("its manifest is {} bytes, more than the {MAX_MANIFEST_BYTES} accepted", raw.len());
-        }
+        let raw = self.manifest_bytes(reference).await?;
         let digest = sha256(&raw);
         if let Some(pinned) = reference.digest()
             && pinned != digest
@@ -99,7 +103,56 @@ impl Registry {
         }
         let image: OciImageManifest =
             serde_json::from_slice(&raw).context("its manifest is not an OCI image manifest")?;
-        Ok(Manifest { digest, raw: raw.to_vec(), image })
+        Ok(Manifest { digest, raw, image })
+    }
+
+    /// GETs a manifest, reading at most [`MAX_MANIFEST_BYTES`], with the
+    /// credentials (or bearer token) oci-client negotiated for pulling.
+    async fn manifest_bytes(&self, reference: &Reference) -> Result<Vec<u8>> {
+        let token = self
+            .client
+            .auth(reference, &self.auth, RegistryOperation::Pull)
+            .await
+            .map_err(|e| self.explain(e))?;
+        let name = &self.name;
+        let target = reference.digest().or(reference.tag()).unwrap_or("latest");
+        let url = format!("{}://{name}/v2/{}/manifests/{target}", self.scheme, reference.repository());
+        let accept = format!("{OCI_IMAGE_MEDIA_TYPE}, {IMAGE_MANIFEST_MEDIA_TYPE}");
+        let mut request = self.http.get(&url).header(reqwest::header::ACCEPT, accept);
+        request = match (token, &self.auth) {
+            (Some(token), _) => request.bearer_auth(token),
+            (None, RegistryAuth::Basic(user, password)) => request.basic_auth(user, Some(password)),
+            (None, _) => request,
+        };
+        let mut response = request.send().await.map_err(|err| self.explain(err.into()))?;
+        match response.status() {
+            status if status.is_success() => {}
+            reqwest::StatusCode::NOT_FOUND => {
+                return Err(anyhow::Error::new(NotFound).context(format!(
+                    "registry {name} does not have it: no manifest {target} (manifest unknown)"
+                )));
+            }
+            status @ (reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN) => {
+                return Err(self.explain(OciDistributionError::UnauthorizedError { url: status.to_string() }));
+            }
+            status => bail!("registry {name} answered {status} for manifest {target}"),
+        }
+        let too_large = || {
+            anyhow::anyhow!("registry {name}: manifest {target} is larger than {MAX_MANIFEST_BYTES} bytes")
+        };
+        if response.content_length().is_some_and(|length| length > MAX_MANIFEST_BYTES as u64) {
+            return Err(too_large());
+        }
+        let mut raw = Vec::new();
+        while let Some(chunk) =
+            response.chunk().await.with_context(|| format!("reading manifest {target}"))?
+        {
+            if raw.len() + chunk.len() > MAX_MANIFEST_BYTES {
+                return Err(too_large());
+            }
+            raw.extend_from_slice(&chunk);
+        }
+        Ok(raw)
     }
 
     /// The cosign signatures stored for `digest` under the `.sig` tag
