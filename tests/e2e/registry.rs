@@ -189,3 +189,39 @@ async fn a_signed_component_is_loaded_and_unsigned_foreign_or_altered_ones_are_r
     assert_eq!(offline["source"]["offline"], true);
     assert!(offline["source"]["signer"].as_str().unwrap().contains("ours.pub"));
 }
+
+#[tokio::test]
+async fn a_config_file_names_an_oci_component_and_its_key_relative_to_the_file() {
+    let registry = TestRegistry::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("keys")).unwrap();
+    let (ours, _) = cosign_key(&dir.path().join("keys"), "cosign", 7);
+    let digest = registry.push("tools/configured", "2", &std::fs::read(guest("demo")).unwrap()).await;
+    registry.sign("tools/configured", &digest, &ours).await;
+    let config = dir.path().join("tools.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[component]]\noci = \"{}\"\nrequire_signature = \"keys/cosign.pub\"\ntimeout = \"5s\"\n",
+            registry.reference("tools/configured:2")
+        ),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache").display().to_string();
+    let args = ["--config", &config.display().to_string(), "--cache-dir", &cache].map(String::from).to_vec();
+    let host = Host::start(Start { args, ..Start::new("demo", &[]) }).await;
+    let pulled = host.stderr.wait_for_event("the pull", |e| e.message() == "component pulled").await;
+    assert!(pulled.str("signer").unwrap().contains("keys/cosign.pub"), "{pulled}");
+    assert_eq!(text_of(&host.call("echo", json!({ "text": "configured" })).await.unwrap()), "configured");
+
+    // `path` and `oci` together is a mistake named at its line.
+    std::fs::write(&config, "[[component]]\npath = \"a.wasm\"\noci = \"oci://127.0.0.1:1/x:1\"\n").unwrap();
+    let err = refused(&["--config", &config.display().to_string()]).await;
+    assert!(err.contains("line 1") && err.contains("both `path` and `oci`"), "{err}");
+
+    // A local file carries no cosign signature: requiring one fails closed.
+    let key = dir.path().join("keys/cosign.pub").display().to_string();
+    let err =
+        refused(&["--component", &guest("demo").display().to_string(), "--require-signature", &key]).await;
+    assert!(err.contains("can only be required of an oci:// component"), "{err}");
+}
