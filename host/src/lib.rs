@@ -35,6 +35,8 @@
 //! Before loading: [`registry`] pulls `oci://` components (by tag or
 //! digest, bounded and hashed), verifies their cosign signatures and keeps
 //! them by digest, so the loader only ever sees a checked local file.
+//! [`loader`] loads one configured component, at start and when [`watch`]
+//! (`--watch`) finds a new version to swap in without a restart.
 
 mod approval;
 mod ask;

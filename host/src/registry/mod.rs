@@ -112,12 +112,12 @@ fn offline(store: &store::Store, digest: &str, key: Option<&PublicKey>) -> Resul
     let signer = match key {
         None => None,
         Some(key) => match store.signature(digest)? {
-            Some(signed) => {
-                signature::verify_any(key, std::slice::from_ref(&signed), digest)?;
+            Some(signed) if signature::verify_any(key, std::slice::from_ref(&signed), digest).is_ok() => {
                 Some(key.signer())
             }
-            // Never verified with this key: ask the registry for a signature.
-            None => return Ok(None),
+            // Never verified with this key (or kept for another key): ask
+            // the registry for a signature.
+            _ => return Ok(None),
         },
     };
     Ok(Some(Pulled { reference: String::new(), digest: digest.into(), path, signer, offline: true }))
