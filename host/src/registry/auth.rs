@@ -73,7 +73,10 @@ fn from_docker_config(path: &std::path::Path, registry: &str) -> Option<Registry
         }
     };
     // `docker login` keys Docker Hub by its old URL, others by host.
-    let keys = [registry.to_string(), format!("https://{registry}"), format!("http://{registry}")];
+    let mut keys = vec![registry.to_string(), format!("https://{registry}"), format!("http://{registry}")];
+    if registry == "index.docker.io" || registry == "docker.io" {
+        keys.push("https://index.docker.io/v1/".into());
+    }
     let entry = keys.iter().find_map(|key| config.auths.get(key))?;
     if let (Some(user), Some(password)) = (&entry.username, &entry.password) {
         return Some(RegistryAuth::Basic(user.clone(), password.clone()));

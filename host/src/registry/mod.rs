@@ -95,6 +95,7 @@ pub async fn pull(reference: &str, key: Option<&Path>, options: &RegistryOptions
     };
     // Already pulled (a tag checked again with --watch, or moved back).
     if let Some(path) = store.component(&digest)? {
+        tracing::info!(reference, digest, signer, "component already in the store");
         return Ok(Pulled { reference: reference.into(), digest, path, signer, offline: false });
     }
     let bytes = registry.blob(&parsed, layer, MAX_COMPONENT_BYTES).await?;
