@@ -43,6 +43,9 @@ struct Watched {
     /// for a tag, the file in the store it pointed to.
     stamp: Option<(u64, SystemTime, u64)>,
     hash: [u8; 32],
+    /// For a tag: why the last check failed, so the same refusal is
+    /// logged once, not at every check.
+    refused: Option<String>,
 }
 
 /// Starts watching `components` (in configuration order) until `shutdown`.
@@ -56,7 +59,7 @@ pub fn spawn(
     let (mut files, mut tags) = (Vec::new(), Vec::new());
     for (index, settings) in components.into_iter().enumerate() {
         let (stamp, hash) = (stamp_of(&settings.path), hash_of(&settings.path).unwrap_or_default());
-        let watched = Watched { index, settings, stamp, hash };
+        let watched = Watched { index, settings, stamp, hash, refused: None };
         match &watched.settings.oci {
             None => files.push(watched),
             Some(reference) if registry::parse(reference).is_ok_and(|parsed| parsed.digest().is_none()) => {
@@ -125,11 +128,21 @@ async fn tag_moved(watched: &mut Watched, options: &RegistryOptions) -> bool {
         Ok(pulled) if pulled.path != watched.settings.path => {
             tracing::info!(reference, digest = pulled.digest, "the tag moved");
             watched.settings.path = pulled.path;
+            watched.refused = None;
             true
         }
-        Ok(_) => false,
+        Ok(_) => {
+            watched.refused = None;
+            false
+        }
         Err(err) => {
-            tracing::warn!(reference, reason = %format!("{err:#}"), "reload refused; the old version keeps serving");
+            let reason = format!("{err:#}");
+            if watched.refused.as_ref() != Some(&reason) {
+                tracing::warn!(reference, reason, "reload refused; the old version keeps serving");
+            } else {
+                tracing::debug!(reference, "the tag still points at a refused version");
+            }
+            watched.refused = Some(reason);
             false
         }
     }
