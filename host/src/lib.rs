@@ -45,6 +45,7 @@ mod engine;
 mod limits;
 mod mcp;
 mod metrics;
+mod request_state;
 mod sandbox;
 pub mod scaffold;
 mod schema;
@@ -135,7 +136,19 @@ pub(crate) async fn build_server(
         approval_timeout: server.approval_timeout,
         paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
     };
-    ToolServer::new(components, runner, ask_policy)
+    let state_keys = match &server.state_key_file {
+        Some(path) => {
+            let keys = request_state::StateKeys::load(path, server.approval_timeout)?;
+            tracing::info!(
+                keys = ?keys.key_ids(),
+                replica = keys.replica(),
+                "paused calls travel sealed in their requestState (--state-key-file)"
+            );
+            Some(keys)
+        }
+        None => None,
+    };
+    ToolServer::new(components, runner, ask_policy, state_keys)
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {

@@ -16,6 +16,7 @@ mod http_limits;
 mod languages;
 mod lifecycle;
 mod limits;
+mod request_state;
 mod scaffold;
 mod storm;
 mod tools;

@@ -32,6 +32,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
 use crate::call::{CallRunner, CallSignals};
 use crate::component::ToolComponent;
+use crate::request_state::StateKeys;
 use crate::stats::Stats;
 
 use mode::rounds::PausedCalls;
@@ -62,6 +63,9 @@ struct Shared {
     runner: CallRunner,
     /// How calls may put questions to the user.
     ask_policy: AskPolicy,
+    /// With `--state-key-file`: the keys that seal paused calls' state
+    /// (protocol 2026-07-28), so no call is parked here.
+    state_keys: Option<Arc<StateKeys>>,
     /// Tasks and paused calls of requests that come in no session:
     /// 2026-07-28 over HTTP is stateless, so a request there cannot be tied
     /// to the one that started a call. Their ids (task ids, `requestState`)
@@ -100,10 +104,13 @@ impl ToolServer {
         components: Vec<ToolComponent>,
         runner: CallRunner,
         ask_policy: AskPolicy,
+        state_keys: Option<StateKeys>,
     ) -> Result<Self> {
         let tools = Tools::new(components)?;
         let stats = runner.stats().clone();
-        let shared = Shared { tools, runner, ask_policy, sessionless: SessionCalls::new(stats.clone()) };
+        let sessionless = SessionCalls::new(stats.clone());
+        let state_keys = state_keys.map(Arc::new);
+        let shared = Shared { tools, runner, ask_policy, state_keys, sessionless };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
         Ok(Self { caller, calls: SessionCalls::new(stats) })
     }
