@@ -5,6 +5,7 @@
 mod harness;
 
 mod approval;
+mod balanced;
 mod cancel;
 mod client_requests;
 mod config;
