@@ -6,7 +6,9 @@
 //!   Streamable HTTP, bounded;
 //! - [`mcp`]: the rmcp handler, which only dispatches; routing and argument
 //!   validation (`mcp/tools`); the three ways a call travels
-//!   (`mcp/mode/{request,rounds,task}`); outcome → MCP result (`mcp/result`);
+//!   (`mcp/mode/{request,rounds,task}`; a paused 2026-07-28 call is parked
+//!   here or sealed into its `requestState`, `mode/rounds/{parked,sealed}`
+//!   with [`request_state`]); outcome → MCP result (`mcp/result`);
 //!   the status resource;
 //! - [`call`]: one call's life — approval, a slot, run, stop (`call/stop`),
 //!   cleanup (`call/cleanup`) — and its outcome classified in one place
