@@ -44,7 +44,8 @@ lint:
 
 # Everything: lints; unit and end-to-end tests (rmcp client); the Rust guest
 # SDK's own tests (natively); the Python and JavaScript tool helpers; the
-# TypeScript and Python SDKs; the official conformance suite over --http.
+# TypeScript and Python SDKs; the official conformance suite over --http,
+# against one host and against three behind HAProxy.
 test: (setup "--with-node") build guests lint
     cargo test --release --workspace
     cd guest-tools && cargo test -p mcp-tool
@@ -53,6 +54,7 @@ test: (setup "--with-node") build guests lint
     cd tests/ts && npm test
     .tools/py/bin/python -m pytest tests/py -q
     tests/conformance/run.sh
+    tests/conformance/run.sh --replicas 3
 
 # The cancel storm at soak size: 10 000 calls cancelled at random moments,
 # then checks nothing leaked (responses, cleanups, stores, open requests,
@@ -70,6 +72,7 @@ fuzz frames="200000": build guests
 # The official MCP conformance suite against --http (guest-tools/everything).
 conformance: (setup "--with-node") build guests
     tests/conformance/run.sh
+    tests/conformance/run.sh --replicas 3
 
 # Benchmarks; figures are recorded in BENCHMARKS.md.
 bench: build guests

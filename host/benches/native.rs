@@ -1,5 +1,6 @@
-//! The baseline: a native rmcp stdio server with the same `echo` tool (same
-//! schema, same text and structured result), run as a child process.
+//! The baseline: a native rmcp server with the same `echo` tool (same
+//! schema, same text and structured result), run as a child process, over
+//! stdio or (with `SERVE_ENV=http`) over Streamable HTTP on a free port.
 
 use std::sync::Arc;
 
@@ -48,19 +49,53 @@ impl ServerHandler for NativeEcho {
     }
 }
 
-/// Serves over stdio until stdin closes.
+fn native_echo() -> NativeEcho {
+    let schema = json!({
+        "type": "object",
+        "properties": { "text": { "type": "string" } },
+        "required": ["text"]
+    });
+    let serde_json::Value::Object(schema) = schema else { unreachable!() };
+    NativeEcho { tools: vec![Tool::new("echo", "Returns the text it is given.", Arc::new(schema))] }
+}
+
+/// Serves over stdio until stdin closes, or over HTTP until killed.
 pub fn serve() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    if std::env::var(SERVE_ENV).as_deref() == Ok("http") {
+        return runtime.block_on(serve_http());
+    }
     runtime.block_on(async {
-        let schema = json!({
-            "type": "object",
-            "properties": { "text": { "type": "string" } },
-            "required": ["text"]
-        });
-        let serde_json::Value::Object(schema) = schema else { unreachable!() };
-        let server =
-            NativeEcho { tools: vec![Tool::new("echo", "Returns the text it is given.", Arc::new(schema))] };
-        let running = server.serve(rmcp::transport::stdio()).await.unwrap();
+        let running = native_echo().serve(rmcp::transport::stdio()).await.unwrap();
         let _ = running.waiting().await;
     });
+}
+
+/// rmcp's Streamable HTTP service on hyper, as the host serves it (without
+/// the host's limits and probes), announcing its address as the host does.
+async fn serve_http() {
+    use hyper_util::rt::TokioIo;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let service = StreamableHttpService::new(
+        || Ok(native_echo()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    eprintln!("native: serving MCP over Streamable HTTP at http://{}/mcp", listener.local_addr().unwrap());
+    loop {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service = service.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request| {
+                let service = service.clone();
+                async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
+        });
+    }
 }

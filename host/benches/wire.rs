@@ -14,6 +14,7 @@
 
 #[path = "../../tests/e2e/harness.rs"]
 mod harness;
+mod http_load;
 mod native;
 
 use std::path::Path;
@@ -32,7 +33,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     UNPRIVILEGED.store(args.iter().any(|a| a == "--unprivileged"), Ordering::Relaxed);
     // `--only NAME` runs one section: echo, throughput, cancel, cancel-busy,
-    // client, approval, neighbour, startup, fuel, languages.
+    // client, approval, neighbour, startup, fuel, languages, http.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -45,6 +46,8 @@ struct Scale {
     concurrent_calls: usize,
     start_trials: usize,
     compute_trials: usize,
+    http_rounds: usize,
+    http_span: Duration,
 }
 
 impl Scale {
@@ -54,6 +57,8 @@ impl Scale {
         concurrent_calls: 20_000,
         start_trials: 20,
         compute_trials: 15,
+        http_rounds: 5,
+        http_span: Duration::from_secs(4),
     };
     const QUICK: Scale = Scale {
         cancel_trials: 20,
@@ -61,6 +66,8 @@ impl Scale {
         concurrent_calls: 1000,
         start_trials: 3,
         compute_trials: 3,
+        http_rounds: 1,
+        http_span: Duration::from_secs(1),
     };
 }
 
@@ -103,6 +110,9 @@ async fn run(scale: Scale, only: Option<String>) {
     }
     if wanted("languages") {
         languages(scale).await;
+    }
+    if wanted("http") {
+        http_load::http_load(scale.http_rounds, scale.http_span).await;
     }
 }
 

@@ -313,6 +313,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
 
+    /// On protocol 2026-07-28: seal a paused call's state into its
+    /// `requestState` with the keys in FILE (one secret of 32+ bytes per
+    /// line; the first seals, all open), so the follow-up can land on any
+    /// replica holding the same file; the call runs again there, its
+    /// questions answered from the state. Without it, paused calls stay
+    /// parked in this process.
+    #[arg(long, value_name = "FILE")]
+    pub state_key_file: Option<PathBuf>,
+
     /// Where compiled components are cached
     /// [default: $XDG_CACHE_HOME/mcp-wasm-host or ~/.cache/mcp-wasm-host].
     #[arg(long, value_name = "DIR")]

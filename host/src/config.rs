@@ -8,6 +8,7 @@
 //! approval_timeout = "1m"
 //! max_sessions = 64             # with --http; also http_idle_timeout, http_header_timeout,
 //!                               # http_body_timeout, max_connections, drain_timeout
+//! state_key_file = "state.key"  # relative to this file; see --state-key-file
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -85,6 +86,7 @@ struct ServerTable {
     max_connections: Option<u32>,
     #[serde(default, deserialize_with = "duration")]
     drain_timeout: Option<Duration>,
+    state_key_file: Option<PathBuf>,
 }
 
 /// `[defaults]` and each `[[component]]`: what one component gets.
@@ -158,6 +160,8 @@ pub struct ServerSettings {
     pub max_connections: u32,
     /// With `--http`: how long calls in flight may take to finish after a signal.
     pub drain_timeout: Duration,
+    /// The keys that seal paused calls' state, so any replica can continue them.
+    pub state_key_file: Option<PathBuf>,
 }
 
 /// What one component runs with.
@@ -223,6 +227,11 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         http_body_timeout: pick!(http_body_timeout),
         max_connections: pick!(max_connections),
         drain_timeout: pick!(drain_timeout),
+        state_key_file: if given("state_key_file") {
+            args.state_key_file.clone()
+        } else {
+            s.state_key_file.as_ref().map(|path| base.join(path)).or_else(|| args.state_key_file.clone())
+        },
     };
 
     let env_files =

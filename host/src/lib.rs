@@ -6,7 +6,9 @@
 //!   Streamable HTTP, bounded;
 //! - [`mcp`]: the rmcp handler, which only dispatches; routing and argument
 //!   validation (`mcp/tools`); the three ways a call travels
-//!   (`mcp/mode/{request,rounds,task}`); outcome → MCP result (`mcp/result`);
+//!   (`mcp/mode/{request,rounds,task}`; a paused 2026-07-28 call is parked
+//!   here or sealed into its `requestState`, `mode/rounds/{parked,sealed}`
+//!   with [`request_state`]); outcome → MCP result (`mcp/result`);
 //!   the status resource;
 //! - [`call`]: one call's life — approval, a slot, run, stop (`call/stop`),
 //!   cleanup (`call/cleanup`) — and its outcome classified in one place
@@ -53,6 +55,7 @@ mod loader;
 mod mcp;
 mod metrics;
 mod registry;
+mod request_state;
 mod sandbox;
 pub mod scaffold;
 mod schema;
@@ -142,7 +145,19 @@ pub(crate) async fn build_server(
         approval_timeout: server.approval_timeout,
         paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
     };
-    let server = ToolServer::new(components, runner, ask_policy, args.watch)?;
+    let state_keys = match &server.state_key_file {
+        Some(path) => {
+            let keys = request_state::StateKeys::load(path, server.approval_timeout)?;
+            tracing::info!(
+                keys = ?keys.key_ids(),
+                replica = keys.replica(),
+                "paused calls travel sealed in their requestState (--state-key-file)"
+            );
+            Some(keys)
+        }
+        None => None,
+    };
+    let server = ToolServer::new(components, runner, ask_policy, state_keys, args.watch)?;
     Ok((server, loader))
 }
 

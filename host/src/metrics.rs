@@ -73,6 +73,7 @@ pub struct Metrics {
     stop_seconds: Histogram,
     cleanups: Family<ResultLabels, Counter>,
     approvals: Family<ResultLabels, Counter>,
+    request_states: Family<ResultLabels, Counter>,
     live_calls: Gauge,
     paused_calls: Gauge,
     open_client_requests: Gauge,
@@ -104,8 +105,15 @@ impl Default for Metrics {
         let approvals = Family::<ResultLabels, Counter>::default();
         registry.register(
             "approvals",
-            "Approval questions, by result (asked, approved, declined, expired, cancelled)",
+            "Approval questions, by result (asked, approved, declined, expired, cancelled, handed-off)",
             approvals.clone(),
+        );
+        let request_states = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "request_states",
+            "Sealed requestStates (--state-key-file), by result (sealed, resumed-same-replica, \
+             resumed-other-replica, refused)",
+            request_states.clone(),
         );
         let gauge = |registry: &mut Registry, name: &str, help: &str| {
             let gauge = Gauge::default();
@@ -133,6 +141,7 @@ impl Default for Metrics {
             stop_seconds,
             cleanups,
             approvals,
+            request_states,
         }
     }
 }
@@ -159,6 +168,13 @@ impl Metrics {
     /// `declined`, `expired`, `cancelled`).
     pub fn approval(&self, result: &'static str) {
         self.approvals.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    /// Records a sealed `requestState` event: one `sealed` per pause handed
+    /// to the client; per follow-up, `resumed-same-replica`,
+    /// `resumed-other-replica` or `refused`.
+    pub fn request_state(&self, result: &'static str) {
+        self.request_states.get_or_create(&ResultLabels { result }).inc();
     }
 
     /// The metrics in the OpenMetrics text format, with `levels` as the gauges.

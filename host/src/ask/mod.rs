@@ -30,6 +30,7 @@
 mod log_filter;
 mod notify;
 mod question;
+mod replay;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,12 +47,14 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{CallLimits, HumanBytes, cut_to};
+use crate::request_state::Answered;
 use crate::sandbox::guest_output::escape_controls;
 use crate::stats::Stats;
 
 pub use log_filter::LogFilter;
 pub use notify::Notifier;
 pub use question::{AskError, Question, form_params};
+pub use replay::AnswerBook;
 
 use notify::{Note, RateLimit};
 
@@ -114,11 +117,24 @@ pub enum Delivery {
     /// In the call's result: the call pauses, and a later `tools/call`
     /// carrying the answer resumes it (protocol 2026-07-28, where servers
     /// send clients no requests).
-    Rounds(mpsc::UnboundedSender<Pause>),
+    Rounds(RoundTrips),
     /// As the task's `input_required` status, answered by `tasks/update`.
     /// The token stops the call when a question's lease runs out (rmcp
     /// cannot withdraw one pending input, so the task must end instead).
     Task(TaskContext, CancellationToken),
+}
+
+/// Where a call in rounds sends its pauses.
+pub struct RoundTrips {
+    /// The request driving the call takes its pauses from here.
+    pub pauses: mpsc::UnboundedSender<Pause>,
+    /// With `--state-key-file`: the answers the call was given before it
+    /// was re-run here. A paused call then travels in its sealed state and
+    /// stops here, rather than being parked.
+    pub book: Option<AnswerBook>,
+    /// Fires when the call's pause was handed to the client in a sealed
+    /// state: what stops it then is not a cancel.
+    pub handed_off: CancellationToken,
 }
 
 /// A call paused for the user: what to ask, and where the answer goes.
@@ -127,6 +143,10 @@ pub struct Pause {
     pub key: String,
     /// The question.
     pub request: InputRequest,
+    /// The question's digest, to recognise it when the call is re-run.
+    pub question: String,
+    /// The questions answered before this one (only kept with a state key).
+    pub answered: Vec<Answered>,
     /// Takes the client's answer (a JSON result, e.g. an `ElicitResult`).
     /// Dropped unanswered when the pause's lease runs out.
     pub answer: oneshot::Sender<Value>,

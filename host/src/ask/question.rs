@@ -13,10 +13,11 @@ use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
-use super::{CallChannel, Delivery, Pause};
+use super::{AnswerBook, CallChannel, Delivery, Pause, RoundTrips};
 use crate::approval::{ApprovalQuestion, Decline, verdict};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
+use crate::request_state::digest;
 use crate::stats::Live;
 
 /// A question for the user, before it is sent one way or another.
@@ -115,10 +116,14 @@ impl CallChannel {
         question: ApprovalQuestion,
         cancellation: &CallCancellation,
     ) -> Result<(), Decline> {
-        self.stats.metrics().approval("asked");
+        // "asked" is counted where the question goes out (`put`): a re-run
+        // call answered from its state was asked once, on another replica.
         let verdict = self.ask_approval(question, cancellation).await;
         self.stats.metrics().approval(match &verdict {
             Ok(()) => "approved",
+            // The question travels in a sealed state; its verdict is
+            // counted where the answer lands.
+            Err(_) if self.handed_off() => "handed-off",
             Err(Decline::NoAnswer(_)) => "expired",
             Err(Decline::Cancelled) => "cancelled",
             Err(_) => "declined",
@@ -170,16 +175,31 @@ impl CallChannel {
         }
         self.questions_left -= 1;
         self.asked += 1;
-        let deferred = !matches!(self.delivery, Delivery::Requests);
-        // A call waiting on the user holds a paused slot for the wait.
-        let _paused = if wait.approval || deferred { Some(self.pause_slot()?) } else { None };
-        let answer = if deferred {
+        let answer = if matches!(self.delivery, Delivery::Requests) {
+            // A call waiting on the user holds a paused slot for the wait.
+            let _paused = if wait.approval { Some(self.pause_slot()?) } else { None };
+            self.count_asked(wait);
+            self.put_request(question, cancellation, wait).await
+        } else {
+            let request = match question {
+                Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
+                Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+            };
+            let digest = serde_json::to_value(&request).map(|json| digest(&json)).unwrap_or_default();
+            // A call re-run from its sealed state gets the answers it was
+            // given before, in order, without pausing again.
+            if let Delivery::Rounds(RoundTrips { book: Some(book), .. }) = &mut self.delivery
+                && let Some(answer) = book.answer(&digest)
+            {
+                tracing::debug!(tool = %self.identity.tool, key = self.asked, "answered from the call's state");
+                return Ok(answer);
+            }
+            let _paused = self.pause_slot()?;
+            self.count_asked(wait);
             // A pause outlives this request's wait: no longer than the approval timeout.
             let timeout = wait.timeout.min(self.policy.approval_timeout);
             let flag = if timeout < wait.timeout { "--approval-timeout" } else { wait.flag };
-            self.put_deferred(question, cancellation, Wait { timeout, flag, ..wait }).await
-        } else {
-            self.put_request(question, cancellation, wait).await
+            self.put_deferred(request, digest, cancellation, Wait { timeout, flag, ..wait }).await
         };
         if let Err(AskError::TimedOut) = &answer {
             tracing::info!(tool = %self.identity.tool, "no answer within {}", wait.flag);
@@ -231,20 +251,20 @@ impl CallChannel {
     /// answer a later request brings.
     async fn put_deferred(
         &mut self,
-        question: Question,
+        request: InputRequest,
+        question: String,
         cancellation: &CallCancellation,
         wait: Wait,
     ) -> Result<Value, AskError> {
         let key = format!("{}-{}", if wait.approval { "approval" } else { "question" }, self.asked);
-        let request = match question {
-            Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
-            Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(params)),
-        };
         match &self.delivery {
             Delivery::Requests => unreachable!("deferred questions only"),
-            Delivery::Rounds(pauses) => {
+            Delivery::Rounds(RoundTrips { pauses, book, .. }) => {
                 let (answer, answered) = oneshot::channel();
-                if pauses.send(Pause { key, request, answer, lease: wait.timeout }).is_err() {
+                let answered_before = book.as_ref().map(AnswerBook::read).unwrap_or_default();
+                let pause =
+                    Pause { key, request, question, answered: answered_before, answer, lease: wait.timeout };
+                if pauses.send(pause).is_err() {
                     return Err(AskError::Client("the call can no longer be paused".into()));
                 }
                 // The request that brought the call is answered now: its
@@ -292,6 +312,18 @@ impl CallChannel {
                 }
             },
         }
+    }
+
+    /// Counts an approval question as asked, when it goes to the user.
+    fn count_asked(&self, wait: Wait) {
+        if wait.approval {
+            self.stats.metrics().approval("asked");
+        }
+    }
+
+    /// Whether the call's pause was handed to the client in a sealed state.
+    fn handed_off(&self) -> bool {
+        matches!(&self.delivery, Delivery::Rounds(rounds) if rounds.handed_off.is_cancelled())
     }
 
     /// A slot among the `--max-paused` calls that may wait for the user.

@@ -164,9 +164,11 @@ impl CallRunner {
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
         let cancellation = CallCancellation::new();
         channel.limit_payloads(limits);
+        let handed_off = signals.handed_off.clone();
         if let Some(question) = approval
             && let Err(outcome) = self.await_approval(question, &mut channel, &cancellation, &signals).await
         {
+            let outcome = outcome.or_handed_off(&handed_off);
             let stop_reason = cancellation.reason().map(stop_reason_name);
             tracing::info!(
                 call_id = &*call_id,
@@ -208,6 +210,7 @@ impl CallRunner {
             outcome = CallOutcome::BadOutput(problem);
         }
 
+        let outcome = outcome.or_handed_off(&handed_off);
         let cleanup = match needs_cleanup {
             Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
             None => None,
@@ -249,6 +252,7 @@ impl CallRunner {
             () = self.shutdown.cancelled() => StopReason::Shutdown,
             () = signals.client_cancel.cancelled() => StopReason::ClientCancelled,
             () = signals.unanswered.cancelled() => StopReason::NoAnswer,
+            () = signals.handed_off.cancelled() => StopReason::NoAnswer,
         };
         // Flipping the call's cancellation makes the question withdraw itself.
         cancellation.cancel(stop);

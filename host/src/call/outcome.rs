@@ -26,6 +26,11 @@ pub enum CallOutcome {
     /// The tool returned a result that breaks its own output schema; the
     /// text says how (the first violation).
     BadOutput(String),
+    /// The call paused and its state went to the client, sealed
+    /// (`--state-key-file`): it stopped here, and runs again wherever the
+    /// answer lands. Nobody receives this outcome; it names the end in
+    /// logs and metrics.
+    HandedOff,
 }
 
 impl CallOutcome {
@@ -40,6 +45,18 @@ impl CallOutcome {
             CallOutcome::Crashed(_) => "crashed",
             CallOutcome::Declined(_) => "declined",
             CallOutcome::BadOutput(_) => "bad-output",
+            CallOutcome::HandedOff => "handed-off",
+        }
+    }
+
+    /// This outcome, or [`CallOutcome::HandedOff`] if the call was stopped
+    /// (or its approval ended) because its pause went to the client sealed.
+    pub(super) fn or_handed_off(self, handed_off: &tokio_util::sync::CancellationToken) -> Self {
+        match self {
+            CallOutcome::Stopped(_) | CallOutcome::Declined(_) if handed_off.is_cancelled() => {
+                CallOutcome::HandedOff
+            }
+            other => other,
         }
     }
 }

@@ -17,6 +17,10 @@ pub struct CallSignals {
     pub client_cancel: CancellationToken,
     /// Fires when the call was paused and its lease ran out unanswered.
     pub unanswered: CancellationToken,
+    /// Fires when the call's pause was handed to the client in a sealed
+    /// state (`--state-key-file`): the call stops here and runs again
+    /// wherever the answer lands. The guest sees `no-answer`: none came here.
+    pub handed_off: CancellationToken,
 }
 
 /// Everything that can stop a running guest.
@@ -41,6 +45,7 @@ impl StopSignals {
             () = self.shutdown.cancelled() => StopReason::Shutdown,
             () = self.signals.client_cancel.cancelled() => StopReason::ClientCancelled,
             () = self.signals.unanswered.cancelled() => StopReason::NoAnswer,
+            () = self.signals.handed_off.cancelled() => StopReason::NoAnswer,
             () = tokio::time::sleep_until(self.deadline) => StopReason::DeadlineExceeded,
         }
     }

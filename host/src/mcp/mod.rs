@@ -32,6 +32,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
 use crate::call::{CallRunner, CallSignals};
 use crate::component::ToolComponent;
+use crate::request_state::StateKeys;
 use crate::stats::Stats;
 
 use mode::rounds::PausedCalls;
@@ -66,6 +67,9 @@ struct Shared {
     runner: CallRunner,
     /// How calls may put questions to the user.
     ask_policy: AskPolicy,
+    /// With `--state-key-file`: the keys that seal paused calls' state
+    /// (protocol 2026-07-28), so no call is parked here.
+    state_keys: Option<Arc<StateKeys>>,
     /// Tasks and paused calls of requests that come in no session:
     /// 2026-07-28 over HTTP is stateless, so a request there cannot be tied
     /// to the one that started a call. Their ids (task ids, `requestState`)
@@ -106,6 +110,7 @@ impl ToolServer {
         components: Vec<ToolComponent>,
         runner: CallRunner,
         ask_policy: AskPolicy,
+        state_keys: Option<StateKeys>,
         list_changes: bool,
     ) -> Result<Self> {
         let tools = Tools::new(components.into_iter().map(Arc::new).collect())?;
@@ -115,6 +120,7 @@ impl ToolServer {
             list_changes: list_changes.then(std::sync::Mutex::default),
             runner,
             ask_policy,
+            state_keys: state_keys.map(Arc::new),
             sessionless: SessionCalls::new(stats.clone()),
         };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };

@@ -45,6 +45,10 @@ pub(super) fn to_response(tool: &str, outcome: CallOutcome) -> Result<CallToolRe
         CallOutcome::BadOutput(problem) => {
             error_result(format!("tool `{tool}` returned a result that breaks its output schema: {problem}"))
         }
+        // Its pause went out sealed; nobody waits for this response.
+        CallOutcome::HandedOff => {
+            error_result(format!("tool `{tool}` paused; it continues where the client's answer lands"))
+        }
     };
     Ok(CallToolResponse::Complete(result))
 }

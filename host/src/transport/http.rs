@@ -24,6 +24,7 @@
 //! get `--drain-timeout` to finish; then the rest are stopped and cleaned
 //! up, as on stdio. A second signal skips the wait.
 
+mod answers;
 mod probes;
 mod sessions;
 
@@ -46,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls, wait_for_calls};
+use answers::Answers;
 use sessions::{BoundedSessions, watch_refusal};
 
 /// Serves until a signal arrives; then drains (new calls refused, calls in
@@ -60,7 +62,8 @@ pub(crate) async fn serve_until_signal(
 ) -> Result<()> {
     let draining = CancellationToken::new();
     let drain_timeout = options.drain_timeout;
-    let serving = serve(server, options, shutdown.clone(), draining.clone(), stats.clone());
+    let answers = Arc::new(Answers::default());
+    let serving = serve(server, options, shutdown.clone(), draining.clone(), stats.clone(), answers.clone());
     tokio::pin!(serving);
     tokio::select! {
         result = &mut serving => return result,
@@ -79,10 +82,10 @@ pub(crate) async fn serve_until_signal(
             0 => {
                 tracing::info!("drained: every call has finished");
                 // A call counts as ended just before its answer is written:
-                // keep serving a moment so the last answers reach their clients.
+                // keep serving until the last answers reach their clients.
                 tokio::select! {
                     result = &mut serving => return result,
-                    () = tokio::time::sleep(ANSWER_FLUSH) => {}
+                    () = answers.written(ANSWER_FLUSH) => {}
                 }
             }
             calls => tracing::info!(calls, "drain timeout (--drain-timeout); stopping the calls left"),
@@ -91,6 +94,11 @@ pub(crate) async fn serve_until_signal(
     }
     shutdown.cancel();
     drain_calls(&stats).await;
+    // Each connection shuts down gracefully: what hyper has yet to write
+    // (the last answers, the stopped calls' errors) goes out before it closes.
+    if let Ok(result) = tokio::time::timeout(ANSWER_FLUSH, serving).await {
+        result?;
+    }
     Ok(())
 }
 
@@ -124,9 +132,10 @@ const MAX_BODY: usize = 4 << 20;
 /// descriptors, say), how long to wait before accepting again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// After the last call of a drain ended, how long its answer gets to be
-/// written before the listener closes.
-const ANSWER_FLUSH: Duration = Duration::from_millis(200);
+/// After the last call of a drain ended, the longest its answer gets to be
+/// written before the listener closes (a client that reads slowly does not
+/// hold the exit up longer).
+const ANSWER_FLUSH: Duration = Duration::from_millis(500);
 
 /// How often the connection cap may be logged at `warn`.
 const CAP_WARNING_EVERY: Duration = Duration::from_secs(10);
@@ -142,6 +151,7 @@ async fn serve(
     shutdown: CancellationToken,
     draining: CancellationToken,
     stats: Arc<Stats>,
+    answers: Arc<Answers>,
 ) -> Result<()> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(String::from).to_vec();
     hosts.extend(options.allowed_hosts);
@@ -157,7 +167,7 @@ async fn serve(
     sessions.reap_idle(options.idle_timeout, shutdown.clone());
     let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);
     let handler =
-        Arc::new(Handler { service, body_timeout: options.body_timeout, stats, sessions, draining });
+        Arc::new(Handler { service, body_timeout: options.body_timeout, stats, sessions, draining, answers });
     let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -260,6 +270,8 @@ struct Handler {
     sessions: Arc<BoundedSessions>,
     /// Fires on the first signal: new calls and sessions are refused.
     draining: CancellationToken,
+    /// `POST /mcp` answers not yet written, for the drain.
+    answers: Arc<Answers>,
 }
 
 impl Handler {
@@ -271,6 +283,7 @@ impl Handler {
         if path != "/mcp" && !path.starts_with("/mcp/") {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp".into());
         }
+        let answering = (request.method() == http::Method::POST).then(|| self.answers.enter());
         let (parts, body) = request.into_parts();
         let body = match tokio::time::timeout(self.body_timeout, Limited::new(body, MAX_BODY).collect()).await
         {
@@ -301,7 +314,10 @@ impl Handler {
         if refused {
             return busy_sessions(&body);
         }
-        response
+        match answering {
+            Some(open) => open.counting(response),
+            None => response,
+        }
     }
 }
 

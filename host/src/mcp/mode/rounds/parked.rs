@@ -1,13 +1,8 @@
-//! A call in rounds (protocol 2026-07-28): paused across requests.
-//!
-//! There the server sends the client no requests: a call that needs the
-//! user's answer (an approval, an elicitation) returns an `input_required`
-//! result at once, and the client calls again with the answer and the
-//! `requestState` it was given. The call itself does not start over: it
-//! runs in a task of its own ([`Execution`]), parked where it asked, and
-//! the table here holds it under a lease keyed by that `requestState`.
-//! The follow-up call hands the answer over and waits for what the call
-//! does next: finish, or pause again.
+//! Paused calls parked in this process (no `--state-key-file`): the call
+//! does not start over. It stays parked where it asked, and the table here
+//! holds it under a lease keyed by its `requestState`. The follow-up call
+//! hands the answer over and waits for what the call does next: finish, or
+//! pause again.
 //!
 //! A lease lasts as long as the question's own timeout, at most
 //! `--approval-timeout`. When it runs out, the call is stopped like a
@@ -17,82 +12,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, InputRequests, InputRequiredResult, InputResponses};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument as _;
 
-use crate::ask::{Delivery, Pause};
-use crate::call::CallSignals;
-use crate::mcp::ToolServer;
-use crate::mcp::tools::CallPlan;
+use super::{Execution, Step};
+use crate::ask::Pause;
 use crate::stats::{Live, Stats};
-
-/// Whether the session is on protocol 2026-07-28 or later, where the server
-/// sends the client no requests and questions travel in results.
-pub(in crate::mcp) fn speaks_in_rounds(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// Starts `plan` in a task of its own and drives it for `context`'s
-/// request: its response, or the `input_required` result of its first pause.
-pub(in crate::mcp) async fn start(
-    server: &ToolServer,
-    plan: CallPlan,
-    context: &RequestContext<RoleServer>,
-    span: tracing::Span,
-) -> Result<CallToolResponse, McpError> {
-    let (pauses_tx, pauses) = mpsc::unbounded_channel();
-    let (done_tx, done) = oneshot::channel();
-    let signals = CallSignals::default();
-    let caller = server.caller.clone();
-    let channel =
-        caller.channel(&plan, context, Delivery::Rounds(pauses_tx), context.meta.get_progress_token());
-    let execution = Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone() };
-    tokio::spawn(
-        async move {
-            let response = caller.execute(&plan, signals, channel).await;
-            let _ = done_tx.send(response);
-        }
-        .instrument(span),
-    );
-    server.calls(context).paused.drive(execution, &context.ct).await
-}
-
-/// A follow-up `tools/call` carrying `state` (the `requestState` it was
-/// handed) and the user's answer: resumes that paused call.
-pub(in crate::mcp) async fn resume(
-    server: &ToolServer,
-    state: &str,
-    mut request: CallToolRequestParams,
-    context: &RequestContext<RoleServer>,
-    span: tracing::Span,
-) -> Result<CallToolResponse, McpError> {
-    let responses = request.input_responses.take();
-    let paused = &server.calls(context).paused;
-    paused.resume(state, &request.name, responses, &context.ct).instrument(span).await
-}
-
-/// A call running in its own task, driven by whichever request currently
-/// stands for it.
-pub(super) struct Execution {
-    /// The tool it runs, so a follow-up cannot resume it as another tool.
-    tool: String,
-    /// Where the call's questions arrive.
-    pauses: mpsc::UnboundedReceiver<Pause>,
-    /// The call's response, once it has one.
-    done: oneshot::Receiver<Result<CallToolResponse, McpError>>,
-    /// How to stop it.
-    signals: CallSignals,
-}
 
 /// A paused call and what its answer unblocks.
 struct Lease {
@@ -121,22 +49,14 @@ impl PausedCalls {
     /// until the call finishes (its response) or pauses (an
     /// `input_required` result, the call held under a lease). A cancelled
     /// request stops the call.
-    async fn drive(
+    pub(super) async fn drive(
         self: &Arc<Self>,
-        mut execution: Execution,
+        execution: Execution,
         request: &CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
-        tokio::select! {
-            biased;
-            done = &mut execution.done => done.unwrap_or_else(|_| {
-                Err(McpError::internal_error("the call ended without a response", None))
-            }),
-            Some(pause) = execution.pauses.recv() => Ok(self.hold(execution, pause)),
-            () = request.cancelled() => {
-                execution.signals.client_cancel.cancel();
-                // rmcp sends nothing for a cancelled request.
-                Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None))
-            }
+        match execution.step(request).await {
+            Step::Done(response) => response,
+            Step::Paused(execution, pause) => Ok(self.hold(execution, pause)),
         }
     }
 
@@ -184,7 +104,7 @@ impl PausedCalls {
 
     /// Resumes the call paused under `id` with the client's `responses`,
     /// and drives it on for `request`.
-    async fn resume(
+    pub(super) async fn resume(
         self: &Arc<Self>,
         id: &str,
         tool: &str,

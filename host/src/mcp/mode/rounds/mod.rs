@@ -1,0 +1,143 @@
+//! A call in rounds (protocol 2026-07-28): paused across requests.
+//!
+//! There the server sends the client no requests: a call that needs the
+//! user's answer (an approval, an elicitation) returns an `input_required`
+//! result at once, and the client calls again with the answer and the
+//! `requestState` it was given. The call runs in a task of its own
+//! ([`Execution`]), driven by whichever request currently stands for it.
+//! Where it waits for the answer depends on `--state-key-file`:
+//!
+//! - [`parked`] (no key): the call stays parked where it asked, in this
+//!   process, under a lease keyed by the `requestState`; the follow-up
+//!   hands the answer over and the call goes on;
+//! - [`sealed`] (a key): nothing stays here. The `requestState` is the
+//!   call's state, sealed; the follow-up may land on any replica, which
+//!   runs the call again and answers its questions from the state.
+
+mod parked;
+mod sealed;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ProtocolVersion};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use crate::ask::{AnswerBook, Delivery, Pause, RoundTrips};
+use crate::call::CallSignals;
+use crate::mcp::ToolServer;
+use crate::mcp::tools::CallPlan;
+
+pub(in crate::mcp) use parked::PausedCalls;
+
+/// Whether the session is on protocol 2026-07-28 or later, where the server
+/// sends the client no requests and questions travel in results.
+pub(in crate::mcp) fn speaks_in_rounds(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Starts `plan` in a task of its own and drives it for `context`'s
+/// request: its response, or the `input_required` result of its first pause.
+pub(in crate::mcp) async fn start(
+    server: &ToolServer,
+    plan: CallPlan,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<CallToolResponse, McpError> {
+    launch(server, plan, context, span, AnswerBook::default()).await
+}
+
+/// A follow-up `tools/call` carrying `state` (the `requestState` it was
+/// handed) and the user's answer: continues that paused call.
+pub(in crate::mcp) async fn resume(
+    server: &ToolServer,
+    state: &str,
+    mut request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<CallToolResponse, McpError> {
+    if let Some(keys) = &server.caller.shared.state_keys {
+        let (plan, book) = sealed::reopen(server, keys, state, request, context).await?;
+        return launch(server, plan, context, span, book).await;
+    }
+    let responses = request.input_responses.take();
+    let paused = &server.calls(context).paused;
+    paused.resume(state, &request.name, responses, &context.ct).instrument(span).await
+}
+
+/// Starts `plan` in a task of its own, `book` holding the answers it was
+/// given before (a call re-run from its sealed state), and drives it.
+async fn launch(
+    server: &ToolServer,
+    plan: CallPlan,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+    book: AnswerBook,
+) -> Result<CallToolResponse, McpError> {
+    let (pauses_tx, pauses) = mpsc::unbounded_channel();
+    let (done_tx, done) = oneshot::channel();
+    let signals = CallSignals::default();
+    let caller = server.caller.clone();
+    let sealing = caller.shared.state_keys.clone().map(|keys| sealed::Sealing::new(keys, &plan, context));
+    let rounds = RoundTrips {
+        pauses: pauses_tx,
+        book: sealing.is_some().then_some(book),
+        handed_off: signals.handed_off.clone(),
+    };
+    let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), context.meta.get_progress_token());
+    let execution = Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone() };
+    tokio::spawn(
+        async move {
+            let response = caller.execute(&plan, signals, channel).await;
+            let _ = done_tx.send(response);
+        }
+        .instrument(span),
+    );
+    match sealing {
+        Some(sealing) => sealing.drive(execution, &context.ct, server.caller.shared.runner.stats()).await,
+        None => server.calls(context).paused.drive(execution, &context.ct).await,
+    }
+}
+
+/// A call running in its own task, driven by whichever request currently
+/// stands for it.
+struct Execution {
+    /// The tool it runs, so a follow-up cannot resume it as another tool.
+    tool: String,
+    /// Where the call's questions arrive.
+    pauses: mpsc::UnboundedReceiver<Pause>,
+    /// The call's response, once it has one.
+    done: oneshot::Receiver<Result<CallToolResponse, McpError>>,
+    /// How to stop it.
+    signals: CallSignals,
+}
+
+/// Where a call driven for a request got to.
+enum Step {
+    /// It finished (or the request was cancelled, which stopped it).
+    Done(Result<CallToolResponse, McpError>),
+    /// It asked the user.
+    Paused(Execution, Pause),
+}
+
+impl Execution {
+    /// Drives the call for the request whose cancellation is `request`,
+    /// until it finishes or pauses. A cancelled request stops the call.
+    async fn step(mut self, request: &CancellationToken) -> Step {
+        tokio::select! {
+            biased;
+            done = &mut self.done => Step::Done(done.unwrap_or_else(|_| {
+                Err(McpError::internal_error("the call ended without a response", None))
+            })),
+            Some(pause) = self.pauses.recv() => Step::Paused(self, pause),
+            () = request.cancelled() => {
+                self.signals.client_cancel.cancel();
+                // rmcp sends nothing for a cancelled request.
+                Step::Done(Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None)))
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Paused calls carried by the client (`--state-key-file`): nothing stays
+//! in this process. When a call asks the user, its state — the answers so
+//! far and the open question — is sealed into the `requestState` and the
+//! call stops here (its `cleanup` runs, reason `no-answer`). The follow-up
+//! may land on any replica holding the key: that replica checks the state
+//! against the follow-up's own tool, arguments and client, runs the call
+//! again, and answers the guest's questions from the state in order
+//! ([`crate::ask::AnswerBook`]). A tool should therefore ask before it acts,
+//! as the protocol expects: what it did before a question, it does again.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequests, InputRequiredResult,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{Execution, Step};
+use crate::ask::{AnswerBook, Pause};
+use crate::mcp::ToolServer;
+use crate::mcp::tools::CallPlan;
+use crate::request_state::{Answered, Binding, Pending, StateKeys};
+use crate::stats::Stats;
+
+/// How a call's pauses are sealed: the keys, and the call they are bound to.
+pub(super) struct Sealing {
+    keys: Arc<StateKeys>,
+    binding: Binding,
+}
+
+impl Sealing {
+    /// Sealing for `plan`, called by `context`'s client.
+    pub(super) fn new(keys: Arc<StateKeys>, plan: &CallPlan, context: &RequestContext<RoleServer>) -> Self {
+        Sealing { keys, binding: binding(plan, context) }
+    }
+
+    /// Drives `execution` for the request whose cancellation is `request`:
+    /// its response, or the `input_required` result of its pause, sealed.
+    pub(super) async fn drive(
+        self,
+        execution: Execution,
+        request: &CancellationToken,
+        stats: &Stats,
+    ) -> Result<CallToolResponse, McpError> {
+        match execution.step(request).await {
+            Step::Done(response) => response,
+            Step::Paused(execution, pause) => Ok(self.hand_off(&execution, pause, stats)),
+        }
+    }
+
+    /// Seals the call's state at `pause` into the result, and stops the call.
+    fn hand_off(&self, execution: &Execution, pause: Pause, stats: &Stats) -> CallToolResponse {
+        let Pause { key, request, question, answered, answer, lease } = pause;
+        let state = self.keys.paused(answered, Pending { question, key: key.clone() });
+        let sealed = self.keys.seal(&state, &self.binding, lease);
+        // Nobody answers here: dropping the answer's sender ends the
+        // guest's wait, and the signal says why the call stops.
+        drop(answer);
+        match sealed {
+            Ok(sealed) => {
+                execution.signals.handed_off.cancel();
+                stats.metrics().request_state("sealed");
+                tracing::debug!(tool = %execution.tool, %key, "paused call handed to the client, sealed");
+                let requests = InputRequests::from([(key, request)]);
+                CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed)))
+            }
+            Err(err) => {
+                execution.signals.unanswered.cancel();
+                let text = format!("tool `{}` cannot pause: {err}", execution.tool);
+                CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(text)]))
+            }
+        }
+    }
+}
+
+/// Opens the sealed `state` a follow-up `request` carries: the follow-up's
+/// call (routed and checked like a new one) and the answers to replay, the
+/// one it brings last. A state that fails its seal for this call, expired,
+/// or was redeemed here already is refused, saying which.
+pub(super) async fn reopen(
+    server: &ToolServer,
+    keys: &StateKeys,
+    state: &str,
+    mut request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<(CallPlan, AnswerBook), McpError> {
+    let responses = request.input_responses.take();
+    let shared = &server.caller.shared;
+    let plan = shared.tools().plan(request, &shared.runner).await?;
+    let metrics = shared.runner.stats().metrics();
+    let state = keys.redeem(state, &binding(&plan, context)).map_err(|err| {
+        metrics.request_state("refused");
+        tracing::info!(tool = %plan.spec().name, "follow-up refused: {err}");
+        McpError::invalid_params(err.to_string(), None)
+    })?;
+    let same = state.origin == keys.replica();
+    metrics.request_state(if same { "resumed-same-replica" } else { "resumed-other-replica" });
+    tracing::info!(
+        tool = %plan.spec().name,
+        paused_by = %state.origin,
+        answers = state.answered.len() + 1,
+        "continuing a paused call from its sealed state: running it again"
+    );
+    // No answer under the key asked: the user gave none, which is not a yes.
+    let answer = responses
+        .and_then(|mut responses| responses.remove(&state.pending.key))
+        .unwrap_or_else(|| json!({ "action": "cancel" }));
+    let mut answers = state.answered;
+    answers.push(Answered { question: state.pending.question, answer });
+    Ok((plan, AnswerBook::new(answers)))
+}
+
+/// What a state of `plan`'s call is bound to: the tool, its arguments,
+/// and the client — its MCP session and `Authorization` header, if any.
+fn binding(plan: &CallPlan, context: &RequestContext<RoleServer>) -> Binding {
+    let headers = context.extensions.get::<http::request::Parts>().map(|request| &request.headers);
+    let header = |name: &str| headers.and_then(|headers| headers.get(name)).map(|value| value.as_bytes());
+    let session = header("mcp-session-id").map(String::from_utf8_lossy);
+    Binding::new(&plan.spec().name, &plan.arguments, session.as_deref(), header("authorization"))
+}
