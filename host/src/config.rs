@@ -9,6 +9,7 @@
 //! max_sessions = 64             # with --http; also http_idle_timeout, http_header_timeout,
 //!                               # http_body_timeout, max_connections, drain_timeout
 //! state_key_file = "state.key"  # relative to this file; see --state-key-file
+//! watch = true                  # as --watch; also watch_interval, watch_tag_interval
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -87,6 +88,11 @@ struct ServerTable {
     #[serde(default, deserialize_with = "duration")]
     drain_timeout: Option<Duration>,
     state_key_file: Option<PathBuf>,
+    watch: Option<bool>,
+    #[serde(default, deserialize_with = "duration")]
+    watch_interval: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    watch_tag_interval: Option<Duration>,
 }
 
 /// `[defaults]` and each `[[component]]`: what one component gets.
@@ -162,6 +168,12 @@ pub struct ServerSettings {
     pub drain_timeout: Duration,
     /// The keys that seal paused calls' state, so any replica can continue them.
     pub state_key_file: Option<PathBuf>,
+    /// Reload components when they change (`--watch`).
+    pub watch: bool,
+    /// With `watch`: between two checks of the component files.
+    pub watch_interval: Duration,
+    /// With `watch`: between two resolutions of each `oci://` tag.
+    pub watch_tag_interval: Duration,
 }
 
 /// What one component runs with.
@@ -227,6 +239,9 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         http_body_timeout: pick!(http_body_timeout),
         max_connections: pick!(max_connections),
         drain_timeout: pick!(drain_timeout),
+        watch: pick!(watch),
+        watch_interval: pick!(watch_interval),
+        watch_tag_interval: pick!(watch_tag_interval),
         state_key_file: if given("state_key_file") {
             args.state_key_file.clone()
         } else {

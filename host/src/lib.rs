@@ -157,7 +157,7 @@ pub(crate) async fn build_server(
         }
         None => None,
     };
-    let server = ToolServer::new(components, runner, ask_policy, state_keys, args.watch)?;
+    let server = ToolServer::new(components, runner, ask_policy, state_keys, server.watch)?;
     Ok((server, loader))
 }
 
@@ -231,13 +231,13 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let mut settings = config::resolve(args)?;
     pull_components(args, &mut settings).await?;
     let limits = settings.server.clone();
-    let watched = args.watch.then(|| settings.components.clone());
+    let watched = limits.watch.then(|| settings.components.clone());
     let (server, loader) = build_server(args, settings, shutdown.clone(), stats.clone()).await?;
     tracing::info!(tools = server.tools().len(), "loaded");
     if let Some(components) = watched {
         let options = watch::WatchOptions {
-            file_interval: args.watch_interval,
-            tag_interval: args.watch_tag_interval,
+            file_interval: limits.watch_interval,
+            tag_interval: limits.watch_tag_interval,
             registry: registry_options(args),
         };
         watch::spawn(server.clone(), loader, components, options, shutdown.clone());

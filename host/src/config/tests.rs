@@ -56,3 +56,26 @@ fn mistakes_name_their_line() {
     let err = parse("[[component]]\ndirs = [\"::x\"]\n").unwrap_err();
     assert!(err.starts_with("line 2"), "{err}");
 }
+
+#[test]
+fn server_settings_come_from_the_file_unless_a_flag_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.toml");
+    std::fs::write(
+        &path,
+        "[server]\nwatch = true\nwatch_interval = \"250ms\"\nstate_key_file = \"keys/state.key\"\n",
+    )
+    .unwrap();
+    let args = |extra: &[&str]| {
+        let mut argv = vec!["mcp-wasm-host", "--config", path.to_str().unwrap()];
+        argv.extend_from_slice(extra);
+        crate::cli::Cli::parse_args(argv).unwrap().serve
+    };
+    let server = resolve(&args(&[])).unwrap().server;
+    assert!(server.watch);
+    assert_eq!(server.watch_interval, Duration::from_millis(250));
+    assert_eq!(server.state_key_file, Some(dir.path().join("keys/state.key")));
+    let server = resolve(&args(&["--watch-interval", "2s", "--state-key-file", "/k"])).unwrap().server;
+    assert_eq!(server.watch_interval, Duration::from_secs(2));
+    assert_eq!(server.state_key_file, Some(PathBuf::from("/k")));
+}
