@@ -39,18 +39,17 @@
 //! get `[defaults]` too. Every mistake in the file — bad syntax, an unknown
 //! key, a value that does not parse — is an error at start naming the line.
 
-use std::fmt::Display;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::cli::ServeArgs;
-use crate::limits::{CallLimits, parse_bytes, parse_duration};
+use crate::limits::CallLimits;
 use crate::sandbox::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
+use text::{line_of, located};
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -68,30 +67,30 @@ struct ConfigFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ServerTable {
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_stack: Option<usize>,
     max_concurrent_calls: Option<u32>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     approval_timeout: Option<Duration>,
     max_paused: Option<u32>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     elicitation_timeout: Option<Duration>,
     max_questions: Option<u32>,
     max_sessions: Option<u32>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     http_idle_timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     http_header_timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     http_body_timeout: Option<Duration>,
     max_connections: Option<u32>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     drain_timeout: Option<Duration>,
     state_key_file: Option<PathBuf>,
     watch: Option<bool>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     watch_interval: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     watch_tag_interval: Option<Duration>,
 }
 
@@ -105,37 +104,37 @@ struct ComponentTable {
     oci: Option<String>,
     /// The cosign public key its signature must verify with (relative to the file).
     require_signature: Option<PathBuf>,
-    #[serde(default, deserialize_with = "parsed_list")]
+    #[serde(default, deserialize_with = "text::parsed_list")]
     dirs: Option<Vec<DirGrant>>,
-    #[serde(default, deserialize_with = "parsed_list")]
+    #[serde(default, deserialize_with = "text::parsed_list")]
     env: Option<Vec<EnvGrant>>,
-    #[serde(default, deserialize_with = "parsed_list")]
+    #[serde(default, deserialize_with = "text::parsed_list")]
     allow_hosts: Option<Vec<HostGrant>>,
     allow_private_addresses: Option<bool>,
     fuel: Option<u64>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_memory: Option<usize>,
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_output: Option<usize>,
     max_handles: Option<usize>,
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_log_record: Option<usize>,
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_question: Option<usize>,
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_notification_bytes: Option<usize>,
-    #[serde(default, deserialize_with = "bytes")]
+    #[serde(default, deserialize_with = "text::bytes")]
     max_guest_output: Option<usize>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     cancel_grace: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "text::duration")]
     cleanup_timeout: Option<Duration>,
     cleanup_fuel: Option<u64>,
-    #[serde(default, deserialize_with = "parsed_list")]
+    #[serde(default, deserialize_with = "text::parsed_list")]
     require_approval: Option<Vec<ApprovalRule>>,
-    #[serde(default, deserialize_with = "parsed_list")]
+    #[serde(default, deserialize_with = "text::parsed_list")]
     no_approval: Option<Vec<ApprovalRule>>,
 }
 
@@ -368,55 +367,6 @@ fn component(
     }
 }
 
-/// The error with the line (and column) it is on.
-fn located(err: &toml::de::Error, text: &str) -> String {
-    match err.span() {
-        Some(span) => {
-            let line = line_of(text, span.start);
-            let column = span.start - text[..span.start].rfind('\n').map_or(0, |at| at + 1) + 1;
-            format!("line {line}, column {column}: {}", err.message())
-        }
-        None => err.message().to_string(),
-    }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
-fn parse_with<'de, D, T, E: Display>(
-    d: D,
-    parse: impl Fn(&str) -> Result<T, E>,
-) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    use serde::de::Error as _;
-    let text = String::deserialize(d)?;
-    parse(&text).map(Some).map_err(D::Error::custom)
-}
-
-fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    parse_with(d, parse_duration)
-}
-
-fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    parse_with(d, parse_bytes)
-}
-
-fn parsed_list<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: FromStr,
-    T::Err: Display,
-{
-    use serde::de::Error as _;
-    Vec::<String>::deserialize(d)?
-        .iter()
-        .map(|text| text.parse().map_err(D::Error::custom))
-        .collect::<Result<Vec<T>, _>>()
-        .map(Some)
-}
-
 #[cfg(test)]
 mod tests;
+mod text;
