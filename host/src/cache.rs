@@ -93,8 +93,7 @@ fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
     let mut hasher = ShaHasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
     hasher.0.update(bytes);
-    let digest = hasher.0.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(hasher.0.finalize())
 }
 
 /// Makes the cache directory if needed (mode 0700), and checks that it is a

@@ -254,7 +254,7 @@ impl StateKeys {
 pub fn digest(value: &Value) -> String {
     let mut hasher = Sha256::new();
     canonical(value, &mut |bytes| hasher.update(bytes));
-    hex(&hasher.finalize())
+    hex::encode(hasher.finalize())
 }
 
 /// Writes `value` in canonical form to `out`.
@@ -289,11 +289,7 @@ fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// A key file others can read is a key others can forge states with.

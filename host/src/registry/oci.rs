@@ -278,8 +278,7 @@ pub struct NotFound;
 
 /// `sha256:HEX` of `bytes`.
 pub fn sha256(bytes: &[u8]) -> String {
-    let hex: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
 /// Whether `registry` (`HOST[:PORT]`) is on this machine.
