@@ -143,7 +143,8 @@ pub struct Pause {
     pub key: String,
     /// The question.
     pub request: InputRequest,
-    /// The question's digest, to recognise it when the call is re-run.
+    /// The question's digest, to recognise it when the call is re-run
+    /// (empty without a state key, where calls are not re-run).
     pub question: String,
     /// The questions answered before this one (only kept with a state key).
     pub answered: Vec<Answered>,

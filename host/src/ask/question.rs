@@ -17,7 +17,7 @@ use super::{AnswerBook, CallChannel, Delivery, Pause, RoundTrips};
 use crate::approval::{ApprovalQuestion, Decline, verdict};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
-use crate::request_state::digest;
+use crate::request_state::digest as digest_of;
 use crate::stats::Live;
 
 /// A question for the user, before it is sent one way or another.
@@ -185,14 +185,16 @@ impl CallChannel {
                 Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
                 Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(params)),
             };
-            let digest = serde_json::to_value(&request).map(|json| digest(&json)).unwrap_or_default();
-            // A call re-run from its sealed state gets the answers it was
-            // given before, in order, without pausing again.
-            if let Delivery::Rounds(RoundTrips { book: Some(book), .. }) = &mut self.delivery
-                && let Some(answer) = book.answer(&digest)
-            {
-                tracing::debug!(tool = %self.identity.tool, key = self.asked, "answered from the call's state");
-                return Ok(answer);
+            // Only a sealed call (a state key) recognises its questions: a
+            // re-run gets the answers it was given before, in order,
+            // without pausing again.
+            let mut digest = String::new();
+            if let Delivery::Rounds(RoundTrips { book: Some(book), .. }) = &mut self.delivery {
+                digest = serde_json::to_value(&request).map(|json| digest_of(&json)).unwrap_or_default();
+                if let Some(answer) = book.answer(&digest) {
+                    tracing::debug!(tool = %self.identity.tool, key = self.asked, "answered from the call's state");
+                    return Ok(answer);
+                }
             }
             let _paused = self.pause_slot()?;
             self.count_asked(wait);
