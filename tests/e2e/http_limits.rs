@@ -90,6 +90,16 @@ impl HttpHost {
     /// Sends `message` on a new connection, in `session` if given; returns
     /// as soon as the response head is in (the body may still stream).
     pub(crate) async fn send(&self, session: Option<&str>, message: &Value) -> hyper::Response<Incoming> {
+        self.try_send(session, message).await.expect("an HTTP response")
+    }
+
+    /// [`Self::send`], but a connection the host refuses (it may write its
+    /// 503 and close before the request is even sent) is an `Err`, not a panic.
+    pub(crate) async fn try_send(
+        &self,
+        session: Option<&str>,
+        message: &Value,
+    ) -> Result<hyper::Response<Incoming>, hyper::Error> {
         let stream = TcpStream::connect(self.addr).await.expect("connecting to the host");
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("HTTP handshake");
@@ -102,10 +112,7 @@ impl HttpHost {
             request = request.header("mcp-session-id", session).header("mcp-protocol-version", VERSION);
         }
         let request = request.body(Full::new(Bytes::from(message.to_string()))).unwrap();
-        tokio::time::timeout(PATIENCE, sender.send_request(request))
-            .await
-            .expect("the host answered in time")
-            .expect("an HTTP response")
+        tokio::time::timeout(PATIENCE, sender.send_request(request)).await.expect("the host answered in time")
     }
 
     /// Sends `message` and reads the whole reply.
@@ -318,11 +325,19 @@ async fn connections_beyond_the_cap_are_refused_at_once() {
     host.stderr.wait_for_event("the cap in the log", |e| e.message().contains("--max-connections")).await;
     // A slot frees when a connection closes; then new ones are served.
     drop(held);
+    // The host notices the closes asynchronously: until it has, a new
+    // connection is still refused, sometimes before the request is written.
+    let initialize = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": VERSION,
+        "capabilities": {},
+        "clientInfo": { "name": "http-limits", "version": "1" },
+    }});
     let retry = async {
         loop {
-            let reply = host.initialize(json!({})).await;
-            if reply.status == 200 {
-                return reply;
+            if let Ok(response) = host.try_send(None, &initialize).await
+                && response.status() == 200
+            {
+                return response;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
