@@ -83,12 +83,12 @@ use crate::sandbox::guest_pool::GuestPool;
 use crate::stats::Stats;
 use crate::store::host_linker;
 
-/// Loads the components named in `args` (and its `--config` file) and
-/// builds the server for them, without serving yet; the loader is kept for
-/// reloads. Every configuration error surfaces here.
-pub(crate) async fn build_server(
+/// Builds the server for the components named in `args` (and its
+/// `--config` file), without loading them yet (see [`load_components`]);
+/// the loader is kept for reloads. Every configuration error surfaces here.
+pub(crate) fn build_server(
     args: &ServeArgs,
-    settings: Settings,
+    settings: &mut Settings,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<(ToolServer, Loader)> {
@@ -106,7 +106,6 @@ pub(crate) async fn build_server(
     if let CompileCache::Dir(dir) = &cache {
         trusted.push(dir.clone());
     }
-    let mut settings = settings;
     for component in &mut settings.components {
         let origin = named(component);
         component.grants.capture().with_context(|| format!("grants from {origin}"))?;
@@ -131,14 +130,6 @@ pub(crate) async fn build_server(
     let loader = Loader { linker: host_linker(&engine)?, cache };
     let runner =
         CallRunner::new(engine, guests, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
-    let mut components = Vec::with_capacity(settings.components.len());
-    for settings in &settings.components {
-        let component = loader
-            .load(settings, &runner)
-            .await
-            .with_context(|| format!("loading the component from {}", named(settings)))?;
-        components.push(component);
-    }
     let ask_policy = AskPolicy {
         elicitation_timeout: server.elicitation_timeout,
         max_questions: server.max_questions,
@@ -157,8 +148,39 @@ pub(crate) async fn build_server(
         }
         None => None,
     };
-    let server = ToolServer::new(components, runner, ask_policy, state_keys, server.watch)?;
+    let server = ToolServer::loading(runner, ask_policy, state_keys, server.watch)?;
     Ok((server, loader))
+}
+
+/// How often a component still compiling is reported in the log.
+const COMPILING_REPORT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Loads every component of `settings` into `server`, in order, and lets the
+/// requests waiting for them go on; the first one that fails is the error.
+pub(crate) async fn load_components(server: &ToolServer, loader: &Loader, settings: &Settings) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut components = Vec::with_capacity(settings.components.len());
+    for component in &settings.components {
+        let origin = component.origin.clone().unwrap_or_else(|| "the command line".into());
+        let load = loader.load(component, server.runner());
+        tokio::pin!(load);
+        let mut report =
+            tokio::time::interval_at(tokio::time::Instant::now() + COMPILING_REPORT, COMPILING_REPORT);
+        let loaded = loop {
+            tokio::select! {
+                loaded = &mut load => break loaded,
+                _ = report.tick() => tracing::info!(
+                    component = %component.path.display(),
+                    elapsed_s = started.elapsed().as_secs(),
+                    "still loading (compiling); tools/list and calls wait for it"
+                ),
+            }
+        };
+        components.push(loaded.with_context(|| format!("loading the component from {origin}"))?);
+    }
+    server.finish_loading(components)?;
+    tracing::info!(tools = server.tools().len(), elapsed_ms = started.elapsed().as_millis() as u64, "loaded");
+    Ok(())
 }
 
 /// Pulls every `oci://` component (and checks its signature) before
@@ -231,17 +253,38 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let mut settings = config::resolve(args)?;
     pull_components(args, &mut settings).await?;
     let limits = settings.server.clone();
-    let watched = limits.watch.then(|| settings.components.clone());
-    let (server, loader) = build_server(args, settings, shutdown.clone(), stats.clone()).await?;
-    tracing::info!(tools = server.tools().len(), "loaded");
-    if let Some(components) = watched {
+    let (server, loader) = build_server(args, &mut settings, shutdown.clone(), stats.clone())?;
+    // The protocol is answered while the components load: a cold compile
+    // takes seconds, and a client's first request must not wait for it.
+    let serving = transport(args, &limits, server.clone(), signals, shutdown.clone(), stats);
+    tokio::pin!(serving);
+    let loading = load_components(&server, &loader, &settings);
+    tokio::select! {
+        // The client left, or a signal came, before the components loaded.
+        served = &mut serving => return served,
+        // A component that cannot be loaded stops the host with its message.
+        loaded = loading => loaded?,
+    }
+    if limits.watch {
         let options = watch::WatchOptions {
             file_interval: limits.watch_interval,
             tag_interval: limits.watch_tag_interval,
             registry: registry_options(args),
         };
-        watch::spawn(server.clone(), loader, components, options, shutdown.clone());
+        watch::spawn(server.clone(), loader, settings.components, options, shutdown);
     }
+    serving.await
+}
+
+/// Serves `server` over stdio, or over Streamable HTTP with `--http`.
+async fn transport(
+    args: &ServeArgs,
+    limits: &config::ServerSettings,
+    server: ToolServer,
+    signals: transport::signal::Signals,
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<()> {
     match args.http {
         Some(addr) => {
             let options = transport::http::HttpOptions {
@@ -274,7 +317,8 @@ pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> R
     let args = cli::Cli::parse_args(argv)?.serve;
     let mut settings = config::resolve(&args)?;
     let pulled = pull_components(&args, &mut settings).await?;
-    let (server, _) = build_server(&args, settings, CancellationToken::new(), Arc::default()).await?;
+    let (server, loader) = build_server(&args, &mut settings, CancellationToken::new(), Arc::default())?;
+    load_components(&server, &loader, &settings).await?;
     let mut listing = serde_json::json!({ "tools": server.tools() });
     if let Some(source) = pulled.first() {
         listing["source"] = serde_json::to_value(source)?;

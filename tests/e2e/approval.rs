@@ -132,10 +132,14 @@ async fn the_user_decides_which_tools_need_approval() {
 
     // A rule naming a tool nobody offers is a clear error at start.
     let component = crate::harness::guest("demo");
-    let out = std::process::Command::new(crate::harness::host_binary())
-        .args(["--component", component.to_str().unwrap(), "--require-approval", "delete_everything"])
-        .output()
-        .unwrap();
+    let out = crate::harness::run_with_stdin_open(
+        std::process::Command::new(crate::harness::host_binary()).args([
+            "--component",
+            component.to_str().unwrap(),
+            "--require-approval",
+            "delete_everything",
+        ]),
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--require-approval delete_everything: no loaded component offers"), "{stderr}");

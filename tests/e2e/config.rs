@@ -3,7 +3,6 @@
 //! file is refused at start, naming the line.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::json;
 
@@ -94,11 +93,9 @@ async fn a_flag_on_the_command_line_overrides_the_file() {
 fn refused(toml: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), toml);
-    let output = std::process::Command::new(host_binary())
-        .args(["--config", &config])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let output = crate::harness::run_with_stdin_open(
+        std::process::Command::new(host_binary()).args(["--config", &config]),
+    );
     assert!(!output.status.success(), "the host started with a broken config");
     assert!(output.stdout.is_empty());
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -6,7 +6,6 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -19,15 +18,12 @@ fn hostile(extra: &[&str]) -> Start {
     start
 }
 
-/// Runs the host with `args` and no client, expecting it to refuse to
-/// start; returns what it said on stderr.
+/// Runs the host with `args` and a client that says nothing, expecting it
+/// to refuse to start; returns what it said on stderr.
 fn refused_at_start(args: &[&str]) -> String {
-    let output = std::process::Command::new(host_binary())
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let output = crate::harness::run_with_stdin_open(
+        std::process::Command::new(host_binary()).args(args).env("RUST_LOG", "warn"),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "the host started with {args:?}: {stderr}");
     assert!(output.stdout.is_empty(), "nothing on stdout");

@@ -790,6 +790,31 @@ impl Drop for TestServer {
 }
 
 /// An unused JSON object, for tools without arguments.
+/// Runs `command` to its end with stdin held open, as a connected client
+/// that never writes does; returns what it printed.
+///
+/// The host answers the protocol while its components load, so with stdin
+/// closed it would stop for the closed input before a broken component is
+/// found: a client that is still there hears about the component.
+pub fn run_with_stdin_open(command: &mut std::process::Command) -> std::process::Output {
+    let mut child = command
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running mcp-wasm-host");
+    // Held open, then closed after a minute: a host that went on serving
+    // when it should have stopped ends at its closed input, and the test
+    // fails on what it printed rather than hanging.
+    let stdin = child.stdin.take();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(60));
+        drop(stdin);
+    });
+    child.wait_with_output().expect("waiting for mcp-wasm-host")
+}
+
 pub fn no_args() -> Value {
     Value::Object(JsonObject::new())
 }

@@ -7,14 +7,10 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{Host, Start, files_in, guest, host_binary, no_args, wait_for_lock};
 
-/// Runs the host with `args` and no client; returns (exit success, stderr).
+/// Runs the host with `args` and a client that connects but says nothing;
+/// returns (exit success, stderr).
 fn run_to_exit(args: &[&str]) -> (bool, String) {
-    let output = std::process::Command::new(host_binary())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("running mcp-wasm-host");
+    let output = crate::harness::run_with_stdin_open(std::process::Command::new(host_binary()).args(args));
     assert!(output.stdout.is_empty(), "nothing on stdout before serving");
     (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
@@ -220,4 +216,26 @@ fn the_binary_hands_out_the_contract_it_speaks() {
         let written = std::fs::read(out.join(name)).unwrap();
         assert_eq!(written, std::fs::read(repo.join(name)).unwrap(), "{name}");
     }
+}
+
+#[tokio::test]
+async fn the_protocol_is_answered_at_once_while_a_large_component_compiles() {
+    // On main the host compiled every component before it read a byte of the
+    // protocol: a cold start of an interpreter-sized component (10 s and more
+    // here) outlasted the Python SDK's 10 s `server/discover` probe, and that
+    // client fell back to the 2025 handshake.
+    let host = Host::start(Start::new("js-tool", &["--no-cache"]).discover()).await;
+    let loaded = |host: &Host| host.stderr.events().iter().any(|event| event.message() == "loaded");
+    assert!(!loaded(&host), "the session opened only once the component was compiled");
+    // A call sent now waits for its component, then runs.
+    let peer = host.client.peer();
+    let echoed = peer.call_tool(crate::harness::params("echo", serde_json::json!({ "text": "early" })));
+    let both = async { tokio::join!(echoed, peer.list_all_tools()) };
+    // Compiling 13 MB on a busy 2-core machine: well within the host's own
+    // bound on the wait (two minutes).
+    let (echoed, tools) =
+        tokio::time::timeout(Duration::from_secs(110), both).await.expect("answered once loaded");
+    assert!(loaded(&host), "tools/list was answered before the component was loaded");
+    assert!(tools.unwrap().iter().any(|tool| tool.name == "echo"));
+    assert!(crate::harness::text_of(&echoed.unwrap()).contains("early"));
 }

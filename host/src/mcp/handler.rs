@@ -77,9 +77,10 @@ impl ServerHandler for ToolServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        Ok(ListToolsResult::with_all_items(tools.listed().to_vec()))
     }
 
     async fn call_tool(
@@ -92,7 +93,8 @@ impl ServerHandler for ToolServer {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
             return mode::rounds::resume(self, &state, request, &context, span).await;
         }
-        let plan = self.caller.shared.tools().plan(request, &self.caller.shared.runner).await?;
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        let plan = tools.plan(request, &self.caller.shared.runner).await?;
         if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
             return Ok(mode::task::start(self, plan, &context, span));
         }

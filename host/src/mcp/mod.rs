@@ -9,13 +9,16 @@
 //!   speaks — inside its request, in rounds (2026-07-28) or as a task;
 //! - [`crate::call`] runs it; [`result`] turns its outcome into the MCP result.
 //!
-//! [`status`] is the resource that reports the host's live counts.
+//! [`status`] is the resource that reports the host's live counts;
+//! [`loading`] lets `tools/list` and calls wait for components still
+//! compiling while everything else is answered at once.
 //!
 //! Tasks and paused calls belong to the session that started them
 //! ([`SessionCalls`]): a task id or `requestState` from another session is
 //! unknown there, and when a session ends, what it still runs is stopped.
 
 mod handler;
+mod loading;
 mod mode;
 mod result;
 mod status;
@@ -35,6 +38,7 @@ use crate::component::ToolComponent;
 use crate::request_state::StateKeys;
 use crate::stats::Stats;
 
+use loading::Loading;
 use mode::rounds::PausedCalls;
 use tools::{CallPlan, Tools};
 
@@ -62,6 +66,8 @@ struct Shared {
     /// The tools new calls are routed to. A reload swaps in a new set; a
     /// call already routed keeps its component until it ends.
     tools: std::sync::RwLock<Arc<Tools>>,
+    /// Whether `tools` holds the loaded components yet.
+    loading: Loading,
     /// With `--watch`: the clients to tell when the tool list changes.
     list_changes: Option<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
     runner: CallRunner,
@@ -102,21 +108,20 @@ impl Drop for SessionCalls {
 }
 
 impl ToolServer {
-    /// Serves the tools of `components`. Two components offering the same
-    /// tool name is an error: a client could not tell which one it calls.
+    /// A server with no tools yet: it answers `initialize` and `ping`,
+    /// while `tools/list` and calls wait for [`ToolServer::finish_loading`].
     /// With `list_changes`, the tool list may change while serving
     /// (`--watch`), and clients are told so.
-    pub(crate) fn new(
-        components: Vec<ToolComponent>,
+    pub(crate) fn loading(
         runner: CallRunner,
         ask_policy: AskPolicy,
         state_keys: Option<StateKeys>,
         list_changes: bool,
     ) -> Result<Self> {
-        let tools = Tools::new(components.into_iter().map(Arc::new).collect())?;
         let stats = runner.stats().clone();
         let shared = Shared {
-            tools: std::sync::RwLock::new(Arc::new(tools)),
+            tools: std::sync::RwLock::new(Arc::new(Tools::new(Vec::new())?)),
+            loading: Loading::new(false),
             list_changes: list_changes.then(std::sync::Mutex::default),
             runner,
             ask_policy,
@@ -125,6 +130,21 @@ impl ToolServer {
         };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
         Ok(Self { caller, calls: SessionCalls::new(stats) })
+    }
+
+    /// Serves the tools of `components`, and lets the requests waiting for
+    /// them go on. Two components offering the same tool name is an error:
+    /// a client could not tell which one it calls.
+    pub(crate) fn finish_loading(&self, components: Vec<ToolComponent>) -> Result<()> {
+        let tools = Tools::new(components.into_iter().map(Arc::new).collect())?;
+        *self.caller.shared.tools.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(tools);
+        self.caller.shared.loading.finish();
+        Ok(())
+    }
+
+    /// Whether every component is loaded (so `/readyz` can tell a balancer).
+    pub(crate) fn is_loaded(&self) -> bool {
+        self.caller.shared.loading.is_done()
     }
 
     /// The same tools for a new MCP session, with its own log filter, tasks
@@ -199,6 +219,16 @@ impl Shared {
     /// The current tools (a snapshot: a reload does not change it).
     fn tools(&self) -> Arc<Tools> {
         self.tools.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    /// The current tools, once the components are loaded; for a request
+    /// whose cancellation is `request`.
+    async fn loaded_tools(
+        &self,
+        request: &tokio_util::sync::CancellationToken,
+    ) -> Result<Arc<Tools>, McpError> {
+        self.loading.wait(request).await?;
+        Ok(self.tools())
     }
 }
 

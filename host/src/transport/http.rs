@@ -165,9 +165,10 @@ async fn serve(
         .with_cancellation_token(shutdown.child_token());
     let sessions = Arc::new(BoundedSessions::new(options.max_sessions));
     sessions.reap_idle(options.idle_timeout, shutdown.clone());
+    let tools = server.clone();
     let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);
-    let handler =
-        Arc::new(Handler { service, body_timeout: options.body_timeout, stats, sessions, draining, answers });
+    let body_timeout = options.body_timeout;
+    let handler = Arc::new(Handler { service, tools, body_timeout, stats, sessions, draining, answers });
     let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -265,6 +266,8 @@ async fn serve_connection(
 /// hands it to rmcp (unless draining refuses it).
 struct Handler {
     service: Mcp,
+    /// The server sessions are made from; asked whether its tools are loaded.
+    tools: ToolServer,
     body_timeout: Duration,
     stats: Arc<Stats>,
     sessions: Arc<BoundedSessions>,

@@ -3,8 +3,9 @@
 //! probe names the pod's address), each cheap.
 //!
 //! - `/healthz`: `200` while the process serves;
-//! - `/readyz`: `200` while new calls are welcome (components are loaded
-//!   before the listener opens), `503` once draining;
+//! - `/readyz`: `200` while new calls are welcome; `503` while the
+//!   components still load (the listener opens at once, so a cold compile
+//!   does not hold up `initialize`) and once draining;
 //! - `/metrics`: Prometheus metrics (see `metrics`).
 //!
 //! Also the answer to work refused while draining: `503` with `Retry-After`.
@@ -30,6 +31,9 @@ impl Handler {
         Some(match path {
             "/healthz" => plain(StatusCode::OK, "ok\n".into()),
             "/readyz" if draining => plain(StatusCode::SERVICE_UNAVAILABLE, "draining\n".into()),
+            "/readyz" if !self.tools.is_loaded() => {
+                plain(StatusCode::SERVICE_UNAVAILABLE, "loading\n".into())
+            }
             "/readyz" => plain(StatusCode::OK, "ready\n".into()),
             "/metrics" => {
                 let text = self.stats.render_metrics(self.sessions.count() as u64, draining);

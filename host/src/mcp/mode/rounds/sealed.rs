@@ -89,7 +89,7 @@ pub(super) async fn reopen(
 ) -> Result<(CallPlan, AnswerBook), McpError> {
     let responses = request.input_responses.take();
     let shared = &server.caller.shared;
-    let plan = shared.tools().plan(request, &shared.runner).await?;
+    let plan = shared.loaded_tools(&context.ct).await?.plan(request, &shared.runner).await?;
     let metrics = shared.runner.stats().metrics();
     let state = keys.redeem(state, &binding(&plan, context)).map_err(|err| {
         metrics.request_state("refused");
