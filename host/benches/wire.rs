@@ -486,7 +486,10 @@ fn pause_of(response: CallToolResponse) -> (String, String) {
 /// parked in its store); the same call with approval waived as the
 /// baseline; and the memory each paused execution holds.
 async fn approval_pauses(scale: Scale) {
-    let mut start = Start::new("demo", &["--max-paused", "1000"]).log("warn").discover();
+    // Room for the memory figures below: 10 000 paused before the call,
+    // 1 000 mid-call (each of those holds a call slot).
+    let room = ["--max-paused", "10000", "--max-concurrent-calls", "1000"];
+    let mut start = Start::new("demo", &room).log("warn").discover();
     start.tap_stdout = false;
     let host = Host::start(start).await;
     let mut start = Start::new("demo", &["--no-approval", "all"]).log("warn").discover();
@@ -556,13 +559,13 @@ async fn approval_pauses(scale: Scale) {
         ms(p.p99())
     );
 
-    // Memory: hold many paused executions at once, then let them go. A
-    // mid-call pause also holds a call slot, so stay under the default 128.
+    // Memory: hold many paused executions at once, then let them go (the
+    // issue's bound: 100 MB of host RSS for either row).
     let pid = host.child.id().unwrap();
     println!(
         "\n| paused executions held | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
     );
-    for (tool, held) in [("delete_records", 500), ("prune", 100)] {
+    for (tool, held) in [("delete_records", 10_000), ("prune", 1_000)] {
         host.wait_until_idle().await;
         let before = rss_kib(pid);
         let mut pauses = Vec::with_capacity(held);
@@ -580,7 +583,7 @@ async fn approval_pauses(scale: Scale) {
         let idle: Value = host.wait_until_idle().await;
         assert_eq!(idle["leases"], 0);
         println!(
-            "| {held} × {tool} | {:.1} MiB | {:.1} MiB | {:.1} KiB |",
+            "| {held} × {tool} | {:.1} MiB | {:.1} MiB | {:.2} KiB |",
             before as f64 / 1024.0,
             during as f64 / 1024.0,
             during.saturating_sub(before) as f64 / held as f64

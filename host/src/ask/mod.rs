@@ -126,8 +126,11 @@ pub enum Delivery {
 
 /// Where a call in rounds sends its pauses.
 pub struct RoundTrips {
-    /// The request driving the call takes its pauses from here.
-    pub pauses: mpsc::UnboundedSender<Pause>,
+    /// The request driving the call takes its pauses from here. Boxed: an
+    /// unbounded channel allocates 32 slots at once, and a paused call
+    /// holds its channel, so slots the size of a `Pause` cost ~10 KiB per
+    /// paused call.
+    pub pauses: mpsc::UnboundedSender<Box<Pause>>,
     /// With `--state-key-file`: the answers the call was given before it
     /// was re-run here. A paused call then travels in its sealed state and
     /// stops here, rather than being parked.
@@ -169,8 +172,10 @@ pub struct CallIdentity {
 /// and their log records go to the host's log only.
 pub struct CallChannel {
     peer: Option<Peer<RoleServer>>,
-    /// What the client declared it can do (elicitation, sampling).
-    capabilities: Option<ClientCapabilities>,
+    /// What the client declared it can do (elicitation, sampling). Boxed:
+    /// a call's future carries its channel by value, and a call paused in
+    /// rounds keeps that future (10 000 such calls are held at once).
+    capabilities: Option<Box<ClientCapabilities>>,
     delivery: Delivery,
     identity: CallIdentity,
     /// Questions asked so far, for unique keys.
@@ -208,7 +213,7 @@ impl CallChannel {
     ) -> Self {
         CallChannel {
             peer: Some(peer),
-            capabilities,
+            capabilities: capabilities.map(Box::new),
             delivery,
             identity,
             asked: 0,

@@ -179,7 +179,10 @@ impl CallChannel {
             // A call waiting on the user holds a paused slot for the wait.
             let _paused = if wait.approval { Some(self.pause_slot()?) } else { None };
             self.count_asked(wait);
-            self.put_request(question, cancellation, wait).await
+            // Boxed: a request to the client is the larger wait by far, and
+            // a call paused in rounds should not carry its room (see
+            // `mcp/mode/rounds`: 10 000 paused calls are held at once).
+            Box::pin(self.put_request(question, cancellation, wait)).await
         } else {
             let request = match question {
                 Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
@@ -266,7 +269,7 @@ impl CallChannel {
                 let answered_before = book.as_ref().map(AnswerBook::read).unwrap_or_default();
                 let pause =
                     Pause { key, request, question, answered: answered_before, answer, lease: wait.timeout };
-                if pauses.send(pause).is_err() {
+                if pauses.send(Box::new(pause)).is_err() {
                     return Err(AskError::Client("the call can no longer be paused".into()));
                 }
                 // The request that brought the call is answered now: its

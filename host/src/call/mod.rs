@@ -166,7 +166,8 @@ impl CallRunner {
         channel.limit_payloads(limits);
         let handed_off = signals.handed_off.clone();
         if let Some(question) = approval
-            && let Err(outcome) = self.await_approval(question, &mut channel, &cancellation, &signals).await
+            && let Err(outcome) =
+                Box::pin(self.await_approval(question, &mut channel, &cancellation, &signals)).await
         {
             let outcome = outcome.or_handed_off(&handed_off);
             let stop_reason = cancellation.reason().map(stop_reason_name);
@@ -201,18 +202,18 @@ impl CallRunner {
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes } =
-            self.run_guest(&call, tool, arguments, stop, channel).await;
+            Box::pin(self.run_guest(&call, tool, arguments, stop, channel)).await;
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome
-            && let Some(problem) = self.check_output(component, tool, result, deadline).await
+            && let Some(problem) = Box::pin(self.check_output(component, tool, result, deadline)).await
         {
             outcome = CallOutcome::BadOutput(problem);
         }
 
         let outcome = outcome.or_handed_off(&handed_off);
         let cleanup = match needs_cleanup {
-            Some(reason) => Some(self.cleanup(component, &call_id, reason).await),
+            Some(reason) => Some(Box::pin(self.cleanup(component, &call_id, reason)).await),
             None => None,
         };
         let stop_s = cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64());
