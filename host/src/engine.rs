@@ -133,3 +133,34 @@ const WASM_PAGE: usize = 64 << 10;
 fn round_up_to_page(bytes: usize) -> usize {
     bytes.div_ceil(WASM_PAGE) * WASM_PAGE
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> EngineSettings {
+        EngineSettings {
+            max_memory: 1 << 20,
+            max_stack: 512 << 10,
+            max_concurrent_calls: 2,
+            fuel_metering: true,
+        }
+    }
+
+    /// The ticker goes on while the optimizing engine lives, and a baseline
+    /// engine leaves the set (and nothing keeps it alive) once dropped.
+    #[test]
+    fn epochs_reach_every_live_engine_and_forget_dropped_ones() {
+        let optimized = build_engine(&settings(), Tier::Optimized).unwrap();
+        let epochs = Epochs::new(&optimized);
+        let baseline = build_engine(&settings(), Tier::Baseline).unwrap();
+        epochs.add(&baseline);
+        assert!(epochs.increment());
+        assert_eq!(epochs.0.lock().unwrap().len(), 2);
+        drop(baseline);
+        assert!(epochs.increment());
+        assert_eq!(epochs.0.lock().unwrap().len(), 1, "the dropped baseline engine is forgotten");
+        drop(optimized);
+        assert!(!epochs.increment(), "no engine left: the ticker stops");
+    }
+}
