@@ -16,6 +16,7 @@
 mod harness;
 mod http_load;
 mod native;
+mod tiering;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +34,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     UNPRIVILEGED.store(args.iter().any(|a| a == "--unprivileged"), Ordering::Relaxed);
     // `--only NAME` runs one section: echo, throughput, cancel, cancel-busy,
-    // client, approval, neighbour, startup, fuel, languages, http.
+    // client, approval, neighbour, startup, fuel, tiering, languages, http.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -107,6 +108,9 @@ async fn run(scale: Scale, only: Option<String>) {
     }
     if wanted("fuel") {
         fuel_versus_epoch(scale).await;
+    }
+    if wanted("tiering") {
+        tiering::tiering(scale.start_trials.div_ceil(7), scale.echo_calls).await;
     }
     if wanted("languages") {
         languages(scale).await;

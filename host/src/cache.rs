@@ -29,29 +29,21 @@ impl CompileCache {
             .map(|base| base.join("mcp-wasm-host"))
     }
 
-    /// Compiles `bytes`, or loads the artifact compiled earlier for the same
-    /// bytes by an engine with the same settings and wasmtime version.
-    pub fn load(&self, engine: &Engine, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
-        let CompileCache::Dir(dir) = self else {
-            return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
-        };
-        // Cached native code runs unchecked, so the cache is used only when
-        // nobody but this user can have written it.
-        if let Err(err) = trusted_dir(dir) {
-            tracing::warn!(dir = %dir.display(), "not using the compile cache: {err:#}");
-            return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
-        }
-        let path = dir.join(format!("{}.cwasm", cache_key(engine, bytes)));
+    /// The artifact compiled earlier for `bytes` by an engine like
+    /// `engine`, if the cache has a usable one. Never compiles.
+    pub fn cached(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
+        let path = self.artifact_path(engine, bytes)?;
         match trusted_file(&path) {
             Ok(true) => {
                 // SAFETY: the file is a regular file owned by this user in a
-                // directory only this user can write (checked just above),
-                // written by `Component::serialize`; its name is the digest
-                // of the component's bytes and of the engine's compatibility
-                // hash, so it is this component for this engine. wasmtime
-                // also checks the header and refuses incompatible artifacts.
+                // directory only this user can write (checked by
+                // `artifact_path`), written by `Component::serialize`; its
+                // name is the digest of the component's bytes and of the
+                // engine's compatibility hash, so it is this component for
+                // this engine. wasmtime also checks the header and refuses
+                // incompatible artifacts.
                 match unsafe { Component::deserialize_file(engine, &path) } {
-                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                    Ok(component) => return Some(component),
                     Err(err) => {
                         tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}")
                     }
@@ -60,12 +52,33 @@ impl CompileCache {
             Ok(false) => {}
             Err(err) => tracing::warn!(path = %path.display(), "ignoring cached artifact: {err:#}"),
         }
+        None
+    }
+
+    /// Compiles `bytes` with `engine` and stores the artifact for next time.
+    pub fn compile(&self, engine: &Engine, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
         let component = Component::new(engine, bytes)?;
-        if let Err(err) = store_artifact(dir, &path, &component) {
+        let Some(path) = self.artifact_path(engine, bytes) else {
+            return Ok((component, CacheOutcome::Disabled));
+        };
+        if let Err(err) = store_artifact(&path, &component) {
             // A read-only or full cache directory must not stop the host.
-            tracing::warn!(dir = %dir.display(), "cannot write the compile cache: {err:#}");
+            tracing::warn!(path = %path.display(), "cannot write the compile cache: {err:#}");
         }
         Ok((component, CacheOutcome::Miss))
+    }
+
+    /// Where the artifact of `bytes` for `engine` is kept; `None` when
+    /// caching is off or the directory cannot be trusted.
+    fn artifact_path(&self, engine: &Engine, bytes: &[u8]) -> Option<PathBuf> {
+        let CompileCache::Dir(dir) = self else { return None };
+        // Cached native code runs unchecked, so the cache is used only when
+        // nobody but this user can have written it.
+        if let Err(err) = trusted_dir(dir) {
+            tracing::warn!(dir = %dir.display(), "not using the compile cache: {err:#}");
+            return None;
+        }
+        Some(dir.join(format!("{}.cwasm", cache_key(engine, bytes))))
     }
 }
 
@@ -138,10 +151,11 @@ fn owned_and_private(meta: &std::fs::Metadata) -> Result<()> {
     Ok(())
 }
 
-fn store_artifact(dir: &Path, path: &Path, component: &Component) -> Result<()> {
+fn store_artifact(path: &Path, component: &Component) -> Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let bytes = component.serialize()?;
+    let dir = path.parent().unwrap_or(Path::new("."));
     // Write then rename, so a concurrent start never reads a half-written
     // file; readable by this user only.
     let tmp =

@@ -331,6 +331,14 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_cache: bool,
 
+    /// Compile a component that is not in the compile cache with the
+    /// optimizing compiler before serving it. By default it is served at
+    /// once from baseline code (Winch, compiled in a fraction of the time)
+    /// while optimized code compiles in the background and replaces it for
+    /// later calls.
+    #[arg(long)]
+    pub no_tiering: bool,
+
     /// Load oci:// components only if a cosign signature over their digest
     /// verifies with this public key (cosign.pub, from `cosign
     /// generate-key-pair`). An unsigned, wrongly signed or altered

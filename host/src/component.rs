@@ -11,21 +11,26 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
-use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 use crate::approval::ApprovalRules;
 use crate::ask::CallChannel;
-use crate::cache::{CacheOutcome, CompileCache};
+use crate::cache::CacheOutcome;
 use crate::cancellation::CallCancellation;
 use crate::contract::types::{Annotations, ToolInfo};
 use crate::contract::{CONTRACT_VERSION, ToolComponentPre};
+use crate::engine::Tier;
 use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::guest_pool::GuestPool;
 use crate::schema::{SCHEMA_LIMITS, Schema};
 use crate::store::{CallState, Guest};
+use crate::tiering::{BaselineCode, Compiler};
+
+mod checks;
+
+use checks::{check_contract_version, check_is_component};
 
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
 const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -46,9 +51,13 @@ pub struct ToolComponent {
     pub limits: CallLimits,
     /// Which of its tools need the user's approval.
     pub approvals: ApprovalRules,
+    /// Set while it runs baseline code, until [`crate::tiering`] swaps in
+    /// optimized code.
+    pub baseline: Option<BaselineCode>,
 }
 
 /// One tool as declared by its component, with its input schema compiled.
+#[derive(Clone)]
 pub struct ToolSpec {
     /// Unique tool name.
     pub name: String,
@@ -108,51 +117,46 @@ pub enum LoadError {
 
 impl ToolComponent {
     /// Loads, checks and pre-instantiates the component at `path`, and reads
-    /// its tool list.
-    pub async fn load(
-        path: &Path,
-        engine: &Engine,
-        linker: &Linker<CallState>,
-        cache: &CompileCache,
-        guests: &GuestPool,
-    ) -> Result<ToolComponent> {
+    /// its tool list. Its code is what `compiler` gives first: optimized
+    /// code from the cache, or baseline code that [`crate::tiering`]
+    /// replaces later.
+    pub async fn load(path: &Path, compiler: &Compiler, guests: &GuestPool) -> Result<ToolComponent> {
         let shown = path.display();
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read component {shown}"))?;
+        let bytes: Arc<[u8]> =
+            std::fs::read(path).with_context(|| format!("cannot read component {shown}"))?.into();
         check_is_component(&bytes).with_context(|| shown.to_string())?;
 
         let started = Instant::now();
         // Compiling takes seconds for a large component: not on an async worker.
-        let (component, cache_outcome) = {
-            let (engine, cache) = (engine.clone(), cache.clone());
-            tokio::task::spawn_blocking(move || compile(&engine, &cache, &bytes))
+        let compiled = {
+            let (compiler, bytes) = (compiler.clone(), bytes.clone());
+            tokio::task::spawn_blocking(move || compiler.first(&bytes).map_err(compile_error))
                 .await
                 .context("the compile thread failed")?
                 .with_context(|| shown.to_string())?
         };
-        tracing::debug!(
-            component = %shown,
-            cache = ?cache_outcome,
-            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
-            "compiled"
-        );
-        if cache_outcome == CacheOutcome::Miss {
+        let compile_ms = started.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(component = %shown, cache = ?compiled.cache, compile_ms, "compiled");
+        if compiled.tier == Tier::Baseline {
+            tracing::info!(
+                component = %shown,
+                tier = "baseline",
+                compile_ms,
+                "compiled with the baseline compiler (Winch); it serves until optimized code is ready"
+            );
+        } else if compiled.cache == CacheOutcome::Miss {
             tracing::info!(component = %shown, "compiled and cached");
         }
-        check_contract_version(&component, engine).with_context(|| shown.to_string())?;
-        let instance_pre = linker
-            .instantiate_pre(&component)
-            .map_err(|err| LoadError::MissingImport(format!("{err:#}")))
+        check_contract_version(&compiled.component, compiled.component.engine())
             .with_context(|| shown.to_string())?;
-        let pre = ToolComponentPre::new(instance_pre)
-            .map_err(|err| LoadError::NotATool(format!("{err:#}")))
-            .with_context(|| shown.to_string())?;
+        let pre =
+            pre_instantiate(&compiled.component, &compiled.linker).with_context(|| shown.to_string())?;
 
         let name = path
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| "component".into());
-        let infos =
-            list_tools(&pre, engine, guests).await.with_context(|| format!("{shown}: list-tools failed"))?;
+        let infos = list_tools(&pre, guests).await.with_context(|| format!("{shown}: list-tools failed"))?;
         if infos.len() > MAX_TOOLS {
             bail!(
                 "{shown} offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
@@ -175,84 +179,49 @@ impl ToolComponent {
             grants: Grants::default(),
             limits: CallLimits::default(),
             approvals: ApprovalRules::default(),
+            baseline: (compiled.tier == Tier::Baseline).then(|| BaselineCode::new(bytes)),
+        })
+    }
+
+    /// The same component — tools, grants, limits, approval rules — running
+    /// `component` (compiled from the same bytes) instead: optimized code
+    /// taking over from baseline code.
+    pub fn with_code(&self, component: &Component, linker: &Linker<CallState>) -> Result<ToolComponent> {
+        Ok(ToolComponent {
+            name: self.name.clone(),
+            path: self.path.clone(),
+            pre: pre_instantiate(component, linker)?,
+            tools: self.tools.clone(),
+            grants: self.grants.clone(),
+            limits: self.limits.clone(),
+            approvals: self.approvals.clone(),
+            baseline: None,
         })
     }
 }
 
-/// Compiles `bytes` (or loads them from `cache`).
-fn compile(
-    engine: &Engine,
-    cache: &CompileCache,
-    bytes: &[u8],
-) -> Result<(Component, CacheOutcome), LoadError> {
-    cache.load(engine, bytes).map_err(|err| {
-        let text = format!("{err:#}");
-        // The pool's per-component caps, as wasmtime words them.
-        if text.contains("exceeds the configured maximum") {
-            LoadError::TooLarge(text)
-        } else {
-            LoadError::Compile(text)
-        }
-    })
+/// Resolves the component's imports once, so each call only instantiates.
+fn pre_instantiate(
+    component: &Component,
+    linker: &Linker<CallState>,
+) -> Result<ToolComponentPre<CallState>, LoadError> {
+    let instance_pre =
+        linker.instantiate_pre(component).map_err(|err| LoadError::MissingImport(format!("{err:#}")))?;
+    ToolComponentPre::new(instance_pre).map_err(|err| LoadError::NotATool(format!("{err:#}")))
 }
 
-/// Refuses a component whose `mcp:tool` imports or exports name a version
-/// this host cannot serve, read from the component's own type. Within
-/// 0.2, patch versions only add: a tool built against 0.2.x with x above
-/// the host's may use what the host lacks.
-fn check_contract_version(component: &Component, engine: &Engine) -> Result<(), LoadError> {
-    let ty = component.component_type();
-    let names = ty.imports(engine).map(|(name, _)| name).chain(ty.exports(engine).map(|(name, _)| name));
-    for name in names {
-        let Some(version) =
-            name.strip_prefix("mcp:tool/").and_then(|rest| rest.split_once('@')).map(|(_, v)| v)
-        else {
-            continue;
-        };
-        if !serves_version(version) {
-            return Err(LoadError::ContractVersion { found: name.to_string() });
-        }
-    }
-    Ok(())
-}
-
-/// Whether a tool built against contract `version` runs on this host: the
-/// same major and minor (0.x: minor is breaking), a patch no newer.
-fn serves_version(version: &str) -> bool {
-    let parse = |v: &str| -> Option<(u64, u64, u64)> {
-        let mut parts = v.split('.').map(|part| part.parse::<u64>().ok());
-        Some((parts.next()??, parts.next()??, parts.next()??))
-    };
-    match (parse(version), parse(CONTRACT_VERSION)) {
-        (Some((major, minor, patch)), Some((ours_major, ours_minor, ours_patch))) => {
-            major == ours_major && minor == ours_minor && patch <= ours_patch
-        }
-        _ => false,
+/// Names a compile failure: the pool's per-component caps (as wasmtime
+/// words them) or anything else.
+fn compile_error(err: anyhow::Error) -> LoadError {
+    let text = format!("{err:#}");
+    if text.contains("exceeds the configured maximum") {
+        LoadError::TooLarge(text)
+    } else {
+        LoadError::Compile(text)
     }
 }
 
-/// Tells a core module, a component and a non-wasm file apart, so the error
-/// says what the user actually has.
-fn check_is_component(bytes: &[u8]) -> Result<(), LoadError> {
-    const MAGIC: &[u8] = b"\0asm";
-    if bytes.len() < 8 || &bytes[..4] != MAGIC {
-        return Err(LoadError::NotAComponent("not a WebAssembly file"));
-    }
-    // Bytes 4..8: version (2 bytes) and layer (2 bytes); layer 1 = component.
-    if bytes[6..8] != [1, 0] {
-        return Err(LoadError::NotAComponent(
-            "it is a core WebAssembly module, not a component; build tools with \
-             `cargo component build` or `cargo build --target wasm32-wasip2`",
-        ));
-    }
-    Ok(())
-}
-
-async fn list_tools(
-    pre: &ToolComponentPre<CallState>,
-    engine: &Engine,
-    guests: &GuestPool,
-) -> Result<Vec<ToolInfo>> {
+async fn list_tools(pre: &ToolComponentPre<CallState>, guests: &GuestPool) -> Result<Vec<ToolInfo>> {
     let budget = StoreBudget {
         fuel: Some(1_000_000_000),
         max_memory: 64 << 20,
@@ -261,7 +230,6 @@ async fn list_tools(
     };
     let channel = CallChannel::detached(Arc::default());
     let mut guest = Guest::new(
-        engine,
         pre,
         &Grants::default(),
         &budget,
@@ -327,17 +295,6 @@ fn is_valid_tool_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn core_modules_and_other_files_are_told_apart() {
-        let core = b"\0asm\x01\0\0\0";
-        let component = b"\0asm\x0d\0\x01\0";
-        assert!(check_is_component(component).is_ok());
-        let err = check_is_component(core).unwrap_err().to_string();
-        assert!(err.contains("core WebAssembly module"), "{err}");
-        let err = check_is_component(b"#!/bin/sh\n").unwrap_err().to_string();
-        assert!(err.contains("not a WebAssembly file"), "{err}");
-    }
-
     /// A tool `t` declaring `input_schema` and `output_schema`.
     fn info(input_schema: &str, output_schema: Option<&str>) -> ToolInfo {
         let annotations =
@@ -374,38 +331,6 @@ mod tests {
         assert!(ToolSpec::from_info(info.clone()).is_err());
         info.input_schema = "{not json".into();
         assert!(ToolSpec::from_info(info).is_err());
-    }
-
-    #[test]
-    fn only_the_same_minor_and_no_newer_patch_of_the_contract_is_served() {
-        assert!(serves_version(CONTRACT_VERSION));
-        assert!(!serves_version("0.1.0"), "0.x minors break");
-        assert!(!serves_version("0.3.0"));
-        assert!(!serves_version("1.2.0"));
-        assert!(!serves_version("0.2.99"), "a newer patch may use what this host lacks");
-        assert!(!serves_version("0.2"));
-        assert!(!serves_version("garbage"));
-    }
-
-    /// The check reads the component's own type: a component importing
-    /// `mcp:tool/client` at another version is refused by name, before any
-    /// linking.
-    #[test]
-    fn a_component_built_against_another_contract_is_refused_by_its_type() {
-        let engine = Engine::default();
-        let wat = r#"(component
-            (import "mcp:tool/client@0.1.0" (instance))
-            (import "wasi:cli/environment@0.2.6" (instance)))"#;
-        let component = Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
-        let err = check_contract_version(&component, &engine).unwrap_err();
-        assert!(
-            matches!(&err, LoadError::ContractVersion { found } if found == "mcp:tool/client@0.1.0"),
-            "{err}"
-        );
-        assert!(err.to_string().contains("mcp-wasm-host wit DIR"), "{err}");
-        let current = format!(r#"(component (import "mcp:tool/client@{CONTRACT_VERSION}" (instance)))"#);
-        let component = Component::new(&engine, wat::parse_str(&current).unwrap()).unwrap();
-        assert!(check_contract_version(&component, &engine).is_ok());
     }
 
     #[test]

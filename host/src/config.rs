@@ -10,6 +10,7 @@
 //!                               # http_body_timeout, max_connections, drain_timeout
 //! state_key_file = "state.key"  # relative to this file; see --state-key-file
 //! watch = true                  # as --watch; also watch_interval, watch_tag_interval
+//! no_tiering = true             # as --no-tiering
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -88,6 +89,7 @@ struct ServerTable {
     drain_timeout: Option<Duration>,
     state_key_file: Option<PathBuf>,
     watch: Option<bool>,
+    no_tiering: Option<bool>,
     #[serde(default, deserialize_with = "text::duration")]
     watch_interval: Option<Duration>,
     #[serde(default, deserialize_with = "text::duration")]
@@ -173,6 +175,9 @@ pub struct ServerSettings {
     pub watch_interval: Duration,
     /// With `watch`: between two resolutions of each `oci://` tag.
     pub watch_tag_interval: Duration,
+    /// Compile cold components with the optimizing compiler before serving
+    /// them, instead of serving baseline code first (`--no-tiering`).
+    pub no_tiering: bool,
 }
 
 /// What one component runs with.
@@ -241,6 +246,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         watch: pick!(watch),
         watch_interval: pick!(watch_interval),
         watch_tag_interval: pick!(watch_tag_interval),
+        no_tiering: pick!(no_tiering),
         state_key_file: if given("state_key_file") {
             args.state_key_file.clone()
         } else {

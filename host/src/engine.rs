@@ -1,11 +1,17 @@
-//! The wasmtime engine shared by every component and call. The epoch ticker
-//! that lets the host take control back from running guests is the guest
-//! pool's ([`crate::sandbox::guest_pool`]): it runs only while a guest does.
+//! The wasmtime engines: the optimizing one shared by every component and
+//! call, and — while a large component is served from baseline code (see
+//! [`crate::tiering`]) — a baseline one, configured the same but compiling
+//! with Winch. [`Epochs`] reaches every live engine, so the ticker, a cancel
+//! and shutdown interrupt guests whichever engine runs them. The epoch
+//! ticker that lets the host take control back from running guests is the
+//! guest pool's ([`crate::sandbox::guest_pool`]): it runs only while a
+//! guest does.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
 use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
@@ -29,10 +35,27 @@ pub struct EngineSettings {
     pub fuel_metering: bool,
 }
 
-/// Builds the engine: async calls, fuel, epoch interruption and the pooling
-/// allocator (a call's store and instance then cost tens of microseconds).
-pub fn build_engine(settings: &EngineSettings) -> Result<Engine> {
+/// Which compiler an engine's code comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Cranelift, optimizing: what calls run in the steady state, and what
+    /// the compile cache holds.
+    Optimized,
+    /// Winch, wasmtime's baseline compiler: code ready in a fraction of
+    /// Cranelift's time, slower to run; served only until the optimized
+    /// code is ready.
+    Baseline,
+}
+
+/// Builds an engine for `tier`: async calls, fuel, epoch interruption and
+/// the pooling allocator (a call's store and instance then cost tens of
+/// microseconds). Both tiers get the same limits; only the compiler differs.
+pub fn build_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine> {
     let mut config = Config::new();
+    config.strategy(match tier {
+        Tier::Optimized => Strategy::Cranelift,
+        Tier::Baseline => Strategy::Winch,
+    });
     config
         .epoch_interruption(true)
         .consume_fuel(settings.fuel_metering)
@@ -73,8 +96,71 @@ pub fn build_engine(settings: &EngineSettings) -> Result<Engine> {
     Engine::new(&config).map_err(anyhow::Error::from).context("cannot configure the wasmtime engine")
 }
 
+/// Every engine guest code may run on, held weakly: a baseline engine is
+/// gone once its last component and store are, and drops out of the set.
+/// Cheap to clone; clones share the set.
+#[derive(Clone)]
+pub struct Epochs(Arc<Mutex<Vec<EngineWeak>>>);
+
+impl Epochs {
+    /// The set of `engine` alone.
+    pub fn new(engine: &Engine) -> Self {
+        Epochs(Arc::new(Mutex::new(vec![engine.weak()])))
+    }
+
+    /// Adds `engine` (a baseline engine) to the set.
+    pub fn add(&self, engine: &Engine) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(engine.weak());
+    }
+
+    /// Advances the epoch of every live engine, forgetting the dropped
+    /// ones. False once none is left (the host is shutting down).
+    pub fn increment(&self) -> bool {
+        let mut engines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        engines.retain(|weak| match weak.upgrade() {
+            Some(engine) => {
+                engine.increment_epoch();
+                true
+            }
+            None => false,
+        });
+        !engines.is_empty()
+    }
+}
+
 const WASM_PAGE: usize = 64 << 10;
 
 fn round_up_to_page(bytes: usize) -> usize {
     bytes.div_ceil(WASM_PAGE) * WASM_PAGE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> EngineSettings {
+        EngineSettings {
+            max_memory: 1 << 20,
+            max_stack: 512 << 10,
+            max_concurrent_calls: 2,
+            fuel_metering: true,
+        }
+    }
+
+    /// The ticker goes on while the optimizing engine lives, and a baseline
+    /// engine leaves the set (and nothing keeps it alive) once dropped.
+    #[test]
+    fn epochs_reach_every_live_engine_and_forget_dropped_ones() {
+        let optimized = build_engine(&settings(), Tier::Optimized).unwrap();
+        let epochs = Epochs::new(&optimized);
+        let baseline = build_engine(&settings(), Tier::Baseline).unwrap();
+        epochs.add(&baseline);
+        assert!(epochs.increment());
+        assert_eq!(epochs.0.lock().unwrap().len(), 2);
+        drop(baseline);
+        assert!(epochs.increment());
+        assert_eq!(epochs.0.lock().unwrap().len(), 1, "the dropped baseline engine is forgotten");
+        drop(optimized);
+        assert!(!epochs.increment(), "no engine left: the ticker stops");
+    }
 }

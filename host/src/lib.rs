@@ -28,8 +28,9 @@
 //! Beside the path: [`cli`] and [`config`] (the command line merged with
 //! `--config`), [`component`] (loading and checking a component),
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
-//! [`engine`] and [`cache`] (the wasmtime engine, epoch ticker, compile
-//! cache), [`limits`] (what a call may use, named in messages),
+//! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
+//! cache) with [`tiering`] (cold components serve baseline code until their
+//! optimized code is compiled), [`limits`] (what a call may use, named in messages),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
@@ -61,6 +62,7 @@ pub mod scaffold;
 mod schema;
 mod stats;
 mod store;
+mod tiering;
 mod transport;
 mod watch;
 mod wit;
@@ -75,13 +77,13 @@ use crate::cache::CompileCache;
 use crate::call::CallRunner;
 use crate::cli::ServeArgs;
 use crate::config::{ComponentSettings, Settings};
-use crate::engine::{EngineSettings, build_engine};
+use crate::engine::{EngineSettings, Epochs, Tier, build_engine};
 use crate::loader::Loader;
 use crate::mcp::ToolServer;
 use crate::sandbox::grants;
 use crate::sandbox::guest_pool::GuestPool;
 use crate::stats::Stats;
-use crate::store::host_linker;
+use crate::tiering::Compiler;
 
 /// Builds the server for the components named in `args` (and its
 /// `--config` file), without loading them yet (see [`load_components`]);
@@ -119,17 +121,22 @@ pub(crate) fn build_server(
     // The engine is shared: its instance pool is sized for the largest
     // memory any component may use, and fuel is metered if any uses it.
     let limits = settings.components.iter().map(|component| &component.limits);
-    let engine = build_engine(&EngineSettings {
+    let engine_settings = EngineSettings {
         max_memory: limits.clone().map(|limits| limits.max_memory).max().unwrap_or_default(),
         max_stack: server.max_stack,
         // Each call also needs a slot for its cleanup, plus one for listing.
         max_concurrent_calls: server.max_concurrent_calls.saturating_mul(2).saturating_add(1),
         fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
-    })?;
-    let guests = GuestPool::start(&engine)?;
-    let loader = Loader { linker: host_linker(&engine)?, cache };
-    let runner =
-        CallRunner::new(engine, guests, server.max_concurrent_calls.max(1) as usize, shutdown, stats);
+    };
+    let engine = build_engine(&engine_settings, Tier::Optimized)?;
+    let epochs = Epochs::new(&engine);
+    let guests = GuestPool::start(&epochs)?;
+    // Cold components serve baseline code first, from an engine with the
+    // same settings (tiering.rs), unless --no-tiering.
+    let tiering = (!server.no_tiering).then(|| (engine_settings, epochs.clone()));
+    let loader = Loader { compiler: Compiler::new(&engine, cache, tiering)? };
+    let max_calls = server.max_concurrent_calls.max(1) as usize;
+    let runner = CallRunner::new(epochs, guests, max_calls, shutdown, stats);
     let ask_policy = AskPolicy {
         elicitation_timeout: server.elicitation_timeout,
         max_questions: server.max_questions,
@@ -265,6 +272,8 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
         // A component that cannot be loaded stops the host with its message.
         loaded = loading => loaded?,
     }
+    // Components loaded from baseline code get optimized code in the background.
+    loader.spawn_optimize_all(&server);
     if limits.watch {
         let options = watch::WatchOptions {
             file_interval: limits.watch_interval,
@@ -310,7 +319,9 @@ async fn transport(
 pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> Result<serde_json::Value> {
     // The serving defaults, so the compiled artifact it caches is the one a
     // later `serve` with default flags loads.
-    let mut argv = vec!["mcp-wasm-host".as_ref(), "--component".as_ref(), path.as_os_str()];
+    // Optimized code only (no tiering): that is what the cache keeps.
+    let mut argv =
+        vec!["mcp-wasm-host".as_ref(), "--no-tiering".as_ref(), "--component".as_ref(), path.as_os_str()];
     if let Some(key) = key {
         argv.extend(["--require-signature".as_ref(), key.as_os_str()]);
     }

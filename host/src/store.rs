@@ -97,9 +97,9 @@ pub struct Guest {
 
 impl Guest {
     /// A fresh store for call `call_id` of the component `pre`, with
-    /// `grants` and limited to `budget`.
+    /// `grants` and limited to `budget`. The store comes from `pre`'s own
+    /// engine: baseline and optimized code each need theirs.
     pub fn new(
-        engine: &Engine,
         pre: &ToolComponentPre<CallState>,
         grants: &Grants,
         budget: &StoreBudget,
@@ -108,7 +108,7 @@ impl Guest {
         channel: CallChannel,
     ) -> Result<Self> {
         let state = CallState { sandbox: Sandbox::new(grants, budget, call_id)?, cancellation, channel };
-        Ok(Guest { store: sandbox::new_store(engine, state, budget)?, pre: pre.clone() })
+        Ok(Guest { store: sandbox::new_store(pre.engine(), state, budget)?, pre: pre.clone() })
     }
 
     /// A new instance of the component in this store.

@@ -165,6 +165,8 @@ async fn reload(server: &ToolServer, loader: &Loader, watched: &Watched) {
                 elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
                 "component reloaded"
             );
+            // A new version loaded from baseline code gets optimized code later.
+            loader.spawn_optimize(server, watched.index);
             server.notify_tools_changed().await;
         }
         Err(err) => {

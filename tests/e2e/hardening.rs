@@ -268,6 +268,8 @@ async fn the_compile_cache_is_private_and_refused_when_others_can_write_it() {
     let cache_arg = cache.display().to_string();
     let host = Host::start(Start::new("demo", &["--cache-dir", &cache_arg])).await;
     host.call("echo", json!({ "text": "warm" })).await.unwrap();
+    // Optimized code is cached in the background (tiering) before it is swapped in.
+    host.stderr.wait_for_event("the swap", |e| e.message().starts_with("optimized code replaced")).await;
     drop(host);
     assert_eq!(mode(&cache), 0o700);
     let artifacts: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();

@@ -22,5 +22,6 @@ mod registry_harness;
 mod request_state;
 mod scaffold;
 mod storm;
+mod tiering;
 mod tools;
 mod watch;

@@ -28,7 +28,6 @@ impl CallRunner {
         let mut detached = CallChannel::detached(self.stats.clone());
         detached.limit_payloads(limits);
         let made = Guest::new(
-            &self.engine,
             &component.pre,
             &component.grants,
             &budget,

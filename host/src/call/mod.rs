@@ -31,7 +31,8 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use wasmtime::Engine;
+
+use crate::engine::Epochs;
 
 use crate::approval::ApprovalQuestion;
 use crate::ask::CallChannel;
@@ -54,7 +55,8 @@ use stop::{StopSignals, stop_or_finish};
 
 /// Runs calls. One per server; shared by all concurrent calls.
 pub struct CallRunner {
-    engine: Engine,
+    /// Every engine guests may run on (a baseline one too, while it serves).
+    epochs: Epochs,
     /// Where guest code runs: threads of its own, below the protocol's.
     guests: GuestPool,
     /// Fires when the host shuts down; every live call stops.
@@ -94,21 +96,21 @@ impl CallRunner {
     /// A runner whose calls stop on `shutdown`. Each call gets the grants
     /// and limits of its component.
     pub fn new(
-        engine: Engine,
+        epochs: Epochs,
         guests: GuestPool,
         max_concurrent_calls: usize,
         shutdown: CancellationToken,
         stats: Arc<Stats>,
     ) -> Self {
         // Shutdown must reach computing guests at once, like a cancel.
-        let (engine_for_shutdown, shutdown_signal) = (engine.clone(), shutdown.clone());
+        let (epochs_for_shutdown, shutdown_signal) = (epochs.clone(), shutdown.clone());
         tokio::spawn(async move {
             shutdown_signal.cancelled().await;
-            engine_for_shutdown.increment_epoch();
+            epochs_for_shutdown.increment();
         });
         let slots = Semaphore::new(max_concurrent_calls);
         Self {
-            engine,
+            epochs,
             guests,
             shutdown,
             stats,
@@ -116,11 +118,6 @@ impl CallRunner {
             slots,
             checker: Checker::default(),
         }
-    }
-
-    /// The engine every component is compiled for.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
     }
 
     /// Where guest code runs (also a component's `list-tools` when it is
@@ -144,7 +141,8 @@ impl CallRunner {
     /// a client's `notifications/cancelled` arrives (after rmcp has fired the
     /// request's token) and when shutdown starts.
     pub fn interrupt_guests(&self) {
-        self.engine.increment_epoch();
+        // Every engine: the guest may be running baseline or optimized code.
+        self.epochs.increment();
     }
 
     /// Runs `tool` of `component` with `arguments` (a JSON object, already
@@ -228,6 +226,7 @@ impl CallRunner {
             stop_ms,
             cleanup = cleanup.map(CleanupOutcome::label),
             elapsed_ms = elapsed * 1e3,
+            tier = if component.baseline.is_some() { "baseline" } else { "optimized" },
             "call ended"
         );
         self.stats.metrics().call_ended(tool, outcome.label(), Some(elapsed), stop_s);
@@ -274,7 +273,6 @@ impl CallRunner {
         let limits = &component.limits;
         let budget = StoreBudget::for_call(limits);
         let made = Guest::new(
-            &self.engine,
             &component.pre,
             &component.grants,
             &budget,

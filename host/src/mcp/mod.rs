@@ -188,6 +188,33 @@ impl ToolServer {
         Ok(names)
     }
 
+    /// The component at `index` (in configuration order), as calls are routed to it now.
+    pub(crate) fn component(&self, index: usize) -> Option<Arc<ToolComponent>> {
+        self.caller.shared.tools().component(index).cloned()
+    }
+
+    /// How many components are served.
+    pub(crate) fn component_count(&self) -> usize {
+        self.caller.shared.tools().component_count()
+    }
+
+    /// Swaps `optimized` in for component `index` if `baseline` still serves
+    /// there (a version `--watch` loaded since is left alone); calls in
+    /// flight finish on the baseline code. Returns whether it swapped.
+    pub(crate) fn upgrade_component(
+        &self,
+        index: usize,
+        baseline: &Arc<ToolComponent>,
+        optimized: ToolComponent,
+    ) -> Result<bool> {
+        let mut tools = self.caller.shared.tools.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !tools.component(index).is_some_and(|current| Arc::ptr_eq(current, baseline)) {
+            return Ok(false);
+        }
+        *tools = Arc::new(tools.replacing(index, optimized)?);
+        Ok(true)
+    }
+
     /// Sends `notifications/tools/list_changed` to every connected client
     /// (only with `--watch`); clients that are gone are forgotten.
     pub(crate) async fn notify_tools_changed(&self) {

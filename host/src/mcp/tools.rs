@@ -113,6 +113,16 @@ impl Tools {
         Tools::new(components)
     }
 
+    /// The component at `index`, in configuration order.
+    pub(super) fn component(&self, index: usize) -> Option<&Arc<ToolComponent>> {
+        self.components.get(index)
+    }
+
+    /// How many components there are.
+    pub(super) fn component_count(&self) -> usize {
+        self.components.len()
+    }
+
     /// Every tool, as listed to clients.
     pub(super) fn listed(&self) -> &[Tool] {
         &self.listed

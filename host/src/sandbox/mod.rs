@@ -185,20 +185,27 @@ pub fn new_store<T: SandboxView + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{EngineSettings, Tier, build_engine};
 
     /// Real wasmtime, the host's own engine and store: two instances of a
     /// module each grow their own memory, and the second growth past the
-    /// call's budget fails (before, each memory had the whole budget).
+    /// call's budget fails (before, each memory had the whole budget). The
+    /// same on baseline (Winch) code as on optimized code.
     #[tokio::test]
     async fn two_memories_of_one_call_share_its_budget() {
-        use crate::engine::{EngineSettings, build_engine};
-        let engine = build_engine(&EngineSettings {
+        for tier in [Tier::Optimized, Tier::Baseline] {
+            two_memories_share_the_budget_on(tier).await;
+        }
+    }
+
+    async fn two_memories_share_the_budget_on(tier: Tier) {
+        let settings = EngineSettings {
             max_memory: 64 << 20,
             max_stack: 512 << 10,
             max_concurrent_calls: 2,
             fuel_metering: false,
-        })
-        .unwrap();
+        };
+        let engine = build_engine(&settings, tier).unwrap();
         let wat = r#"(component
             (core module $m
                 (memory 1)

@@ -34,10 +34,10 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::engine::Epochs;
 use anyhow::{Context as _, Result};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
-use wasmtime::Engine;
 
 mod ticker;
 
@@ -57,8 +57,8 @@ pub struct GuestPool {
 
 impl GuestPool {
     /// Starts one guest thread per core (at lower priority) and the epoch
-    /// ticker for `engine`.
-    pub fn start(engine: &Engine) -> Result<GuestPool> {
+    /// ticker for every engine in `epochs`.
+    pub fn start(epochs: &Epochs) -> Result<GuestPool> {
         let threads = thread::available_parallelism().map_or(2, |n| n.get());
         let lower = Lowering::from_this_thread();
         let next = AtomicUsize::new(1);
@@ -70,7 +70,7 @@ impl GuestPool {
             .enable_all()
             .build()
             .context("cannot start the guest threads")?;
-        let ticker = Ticker::start(engine)?;
+        let ticker = Ticker::start(epochs.clone())?;
         Ok(GuestPool { runtime: Some(runtime), ticker })
     }
 
@@ -248,10 +248,10 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    fn engine() -> Engine {
+    fn engine() -> wasmtime::Engine {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
-        Engine::new(&config).unwrap()
+        wasmtime::Engine::new(&config).unwrap()
     }
 
     fn wait_until(what: &str, done: impl Fn() -> bool) {
@@ -265,7 +265,7 @@ mod tests {
     #[tokio::test]
     async fn epochs_advance_only_while_a_guest_runs() {
         let engine = engine();
-        let pool = GuestPool::start(&engine).unwrap();
+        let pool = GuestPool::start(&Epochs::new(&engine)).unwrap();
         wait_until("the ticker parks with no guest", || pool.ticker.lock().parked);
 
         // A guest that loops forever is interrupted by the ticker's epochs.
@@ -295,7 +295,7 @@ mod tests {
     #[tokio::test]
     async fn dropping_a_task_drops_its_guest() {
         let engine = engine();
-        let pool = GuestPool::start(&engine).unwrap();
+        let pool = GuestPool::start(&Epochs::new(&engine)).unwrap();
         let (held, released) = tokio::sync::oneshot::channel::<()>();
         let task = pool.spawn(async move {
             let _held = held;
@@ -326,7 +326,7 @@ mod tests {
     async fn a_short_guest_stays_and_a_longer_one_moves_to_the_lowered_threads() {
         let host = rustix::process::getpriority_process(None).unwrap();
         let engine = engine();
-        let pool = GuestPool::start(&engine).unwrap();
+        let pool = GuestPool::start(&Epochs::new(&engine)).unwrap();
         let here = thread::current().name().map(String::from);
         assert_eq!(place_after(&pool, Duration::ZERO).await, (here, host));
         let (thread, nice) = place_after(&pool, SHORT_CALL).await;
@@ -340,7 +340,7 @@ mod tests {
     #[tokio::test]
     async fn stopping_a_guest_on_the_pool_waits_until_it_is_gone() {
         let engine = engine();
-        let pool = GuestPool::start(&engine).unwrap();
+        let pool = GuestPool::start(&Epochs::new(&engine)).unwrap();
         let (held, mut released) = tokio::sync::oneshot::channel::<()>();
         let (moved_tx, moved) = tokio::sync::oneshot::channel::<()>();
         let mut task = pool.spawn(async move {

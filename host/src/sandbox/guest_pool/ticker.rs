@@ -1,13 +1,12 @@
-//! The epoch ticker: advances the engine's epoch while a guest runs, and
-//! sleeps 10 ms after the last one ended, so an idle host uses no CPU.
+//! The epoch ticker: advances the epoch of every live engine (the
+//! optimizing one, and a baseline one while it serves) while a guest runs,
+//! and sleeps 10 ms after the last one ended, so an idle host uses no CPU.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 
+use crate::engine::{EPOCH_TICK, Epochs};
 use anyhow::{Context as _, Result};
-use wasmtime::{Engine, EngineWeak};
-
-use crate::engine::EPOCH_TICK;
 
 /// Ticks the ticker keeps going after the last guest task ended before it
 /// sleeps. Waking it costs the call that does a syscall and a context
@@ -16,7 +15,7 @@ use crate::engine::EPOCH_TICK;
 /// the host goes idle.
 const LINGER_TICKS: u32 = 10;
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] while a guest task
+/// Advances the engines' epochs every [`EPOCH_TICK`] while a guest task
 /// exists, and for [`LINGER_TICKS`] after; then sleeps until the next
 /// guest task. A plain thread: it must keep ticking even if every runtime
 /// thread is busy running guests.
@@ -36,12 +35,12 @@ pub(super) struct TickerState {
 }
 
 impl Ticker {
-    pub(super) fn start(engine: &Engine) -> Result<Arc<Ticker>> {
+    pub(super) fn start(epochs: Epochs) -> Result<Arc<Ticker>> {
         let ticker = Arc::new(Ticker { state: Mutex::default(), wake: Condvar::new() });
-        let (engine, shared) = (engine.weak(), ticker.clone());
+        let shared = ticker.clone();
         thread::Builder::new()
             .name("epoch-ticker".into())
-            .spawn(move || shared.run(engine))
+            .spawn(move || shared.run(epochs))
             .context("cannot start the epoch ticker thread")?;
         Ok(ticker)
     }
@@ -50,7 +49,7 @@ impl Ticker {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn run(&self, engine: EngineWeak) {
+    fn run(&self, epochs: Epochs) {
         let mut idle_ticks = 0;
         loop {
             {
@@ -70,9 +69,8 @@ impl Ticker {
             }
             // Sleep first: a call shorter than a tick is never interrupted.
             thread::sleep(EPOCH_TICK);
-            match engine.upgrade() {
-                Some(engine) => engine.increment_epoch(),
-                None => return,
+            if !epochs.increment() {
+                return;
             }
         }
     }
