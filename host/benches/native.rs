@@ -1,6 +1,10 @@
 //! The baseline: a native rmcp server with the same `echo` tool (same
 //! schema, same text and structured result), run as a child process, over
 //! stdio or (with `SERVE_ENV=http`) over Streamable HTTP on a free port.
+//! With `SERVE_ENV=reactor` it serves stdio through the host's own stdin /
+//! stdout streams (`host/src/transport/stdio_streams.rs`) instead of
+//! rmcp's `stdio()`: what is left between it and the host is then the
+//! per-call work of the host, not the transport.
 
 use std::sync::Arc;
 
@@ -11,6 +15,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::json;
+
+#[path = "../src/transport/stdio_streams.rs"]
+mod stdio_streams;
 
 /// Set in the child's environment to make the bench binary serve instead.
 pub const SERVE_ENV: &str = "MCP_WASM_HOST_BENCH_NATIVE_SERVER";
@@ -65,8 +72,13 @@ pub fn serve() {
     if std::env::var(SERVE_ENV).as_deref() == Ok("http") {
         return runtime.block_on(serve_http());
     }
+    let reactor = std::env::var(SERVE_ENV).as_deref() == Ok("reactor");
     runtime.block_on(async {
-        let running = native_echo().serve(rmcp::transport::stdio()).await.unwrap();
+        let running = if reactor {
+            native_echo().serve(stdio_streams::streams()).await.unwrap()
+        } else {
+            native_echo().serve(rmcp::transport::stdio()).await.unwrap()
+        };
         let _ = running.waiting().await;
     });
 }

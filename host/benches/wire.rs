@@ -1,6 +1,8 @@
 //! Benchmarks over the real wire: the host binary driven by rmcp's client
 //! over stdio, compared with a native rmcp server doing the same work,
-//! measured in the same run.
+//! measured in the same run. The `echo` and `throughput` sections also drive
+//! both with the TypeScript SDK's client (`node_echo.mjs`, needs `node` and
+//! `just setup --with-node`).
 //!
 //!     cargo bench -p mcp-wasm-host --bench wire            (full run)
 //!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
@@ -16,6 +18,7 @@
 mod harness;
 mod http_load;
 mod native;
+mod node_client;
 mod tiering;
 
 use std::path::Path;
@@ -187,13 +190,14 @@ fn lock_dir() -> tempfile::TempDir {
     dir
 }
 
-/// This bench binary again, told by its environment to serve natively.
-async fn start_native() -> Host {
+/// This bench binary again, told by its environment to serve natively
+/// (`how`: `1` on rmcp's `stdio()`, `reactor` on the host's stdio streams).
+async fn start_native(how: &str) -> Host {
     let start = Start {
         args: vec![],
         rust_log: "warn".into(),
         json_log: false,
-        env: vec![(native::SERVE_ENV.into(), "1".into())],
+        env: vec![(native::SERVE_ENV.into(), how.into())],
         program: std::env::current_exe().unwrap(),
         tap_stdout: false,
         client: Default::default(),
@@ -213,27 +217,65 @@ async fn echo_times(host: &Host, calls: usize) -> Samples {
     Samples::new(times)
 }
 
+/// The servers the `echo` and `throughput` sections compare, in order.
+const SERVERS: [&str; 3] = [
+    "mcp-wasm-host (wasm component)",
+    "native rmcp server, rmcp `stdio()`",
+    "native rmcp server, the host's stdio streams",
+];
+
+/// Starts the host and the two native servers (see [`SERVERS`]).
+async fn echo_servers() -> [Host; 3] {
+    [start_host(&[], "warn").await, start_native("1").await, start_native("reactor").await]
+}
+
+/// The ratios of the host's figure to each native one.
+fn ratios(figures: [f64; 3]) -> String {
+    format!(
+        "{:.2}x against rmcp `stdio()`, {:.2}x against the same streams",
+        figures[0] / figures[1],
+        figures[0] / figures[2]
+    )
+}
+
 async fn echo_round_trip(scale: Scale) {
-    let wasm = start_host(&[], "warn").await;
-    let native = start_native().await;
-    // Warm both up, then alternate blocks so machine noise hits both alike.
-    echo_times(&wasm, 200).await;
-    echo_times(&native, 200).await;
-    let (mut w, mut n) = (Vec::new(), Vec::new());
-    for _ in 0..10 {
-        w.extend(echo_times(&wasm, scale.echo_calls / 10).await.0);
-        n.extend(echo_times(&native, scale.echo_calls / 10).await.0);
+    let servers = echo_servers().await;
+    // Warm all up, then alternate blocks so machine noise hits each alike.
+    for server in &servers {
+        echo_times(server, 200).await;
     }
-    let (w, n) = (Samples::new(w), Samples::new(n));
+    let mut times: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..10 {
+        for (server, times) in servers.iter().zip(&mut times) {
+            times.extend(echo_times(server, scale.echo_calls / 10).await.0);
+        }
+    }
+    drop(servers);
+    // The same with the TypeScript SDK's client, in its own interleaved run.
+    let node = node_client::echo_latencies(scale.echo_calls).await;
     println!("## echo round trip over stdio ({} sequential calls each, interleaved)\n", scale.echo_calls);
-    println!("| server | p50 | p99 |\n|---|---|---|");
-    println!("| mcp-wasm-host (wasm component) | {} | {} |", ms(w.p50()), ms(w.p99()));
-    println!("| native rmcp server | {} | {} |", ms(n.p50()), ms(n.p99()));
-    println!(
-        "\nratio (wasm / native): p50 {:.2}x, p99 {:.2}x\n",
-        w.p50().as_secs_f64() / n.p50().as_secs_f64(),
-        w.p99().as_secs_f64() / n.p99().as_secs_f64()
-    );
+    println!("| client | server | p50 | p99 |\n|---|---|---|---|");
+    let mut summary = Vec::new();
+    let mut rows = |client: &str, times: [Vec<Duration>; 3]| {
+        let samples = times.map(Samples::new);
+        for (server, s) in SERVERS.iter().zip(&samples) {
+            println!("| {client} | {server} | {} | {} |", ms(s.p50()), ms(s.p99()));
+        }
+        summary.push(format!(
+            "{client} client: p50 {}",
+            ratios(samples.each_ref().map(|s| s.p50().as_secs_f64()))
+        ));
+        summary.push(format!(
+            "{client} client: p99 {}",
+            ratios(samples.each_ref().map(|s| s.p99().as_secs_f64()))
+        ));
+    };
+    rows("rmcp", times);
+    match node {
+        Ok(times) => rows("TypeScript SDK", times),
+        Err(why) => summary.push(format!("TypeScript SDK client skipped: {why}")),
+    }
+    println!("\nratio (wasm / native):\n- {}\n", summary.join("\n- "));
 }
 
 async fn calls_per_second(host: &Host, total: usize, in_flight: usize) -> f64 {
@@ -250,26 +292,41 @@ async fn calls_per_second(host: &Host, total: usize, in_flight: usize) -> f64 {
 }
 
 async fn concurrent_throughput(scale: Scale) {
-    let wasm = start_host(&[], "warn").await;
-    let native = start_native().await;
+    let servers = echo_servers().await;
     // Warm up, then alternate to share the machine's noise fairly.
-    calls_per_second(&wasm, 500, 32).await;
-    calls_per_second(&native, 500, 32).await;
-    let (mut w, mut n) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
-        w.push(calls_per_second(&wasm, scale.concurrent_calls / 5, 32).await);
-        n.push(calls_per_second(&native, scale.concurrent_calls / 5, 32).await);
+    for server in &servers {
+        calls_per_second(server, 500, 32).await;
     }
-    w.sort_by(f64::total_cmp);
-    n.sort_by(f64::total_cmp);
-    let (w, n) = (w[2], n[2]);
+    let mut rounds: [Vec<f64>; 3] = Default::default();
+    for _ in 0..5 {
+        for (server, rounds) in servers.iter().zip(&mut rounds) {
+            rounds.push(calls_per_second(server, scale.concurrent_calls / 5, 32).await);
+        }
+    }
+    drop(servers);
+    let rmcp = rounds.map(|mut r| {
+        r.sort_by(f64::total_cmp);
+        r[2]
+    });
+    let node = node_client::calls_per_second(scale.concurrent_calls).await;
     println!(
         "## echo throughput, 32 calls in flight ({} calls each, median of 5 rounds)\n",
         scale.concurrent_calls
     );
-    println!("| server | calls/s |\n|---|---|");
-    println!("| mcp-wasm-host | {w:.0} |\n| native rmcp server | {n:.0} |");
-    println!("\nratio (wasm / native): {:.2}x\n", w / n);
+    println!("| client | server | calls/s |\n|---|---|---|");
+    let mut summary = Vec::new();
+    let mut rows = |client: &str, figures: [f64; 3]| {
+        for (server, rate) in SERVERS.iter().zip(figures) {
+            println!("| {client} | {server} | {rate:.0} |");
+        }
+        summary.push(format!("{client} client: {}", ratios(figures)));
+    };
+    rows("rmcp", rmcp);
+    match node {
+        Ok(figures) => rows("TypeScript SDK", figures),
+        Err(why) => summary.push(format!("TypeScript SDK client skipped: {why}")),
+    }
+    println!("\nratio (wasm / native):\n- {}\n", summary.join("\n- "));
 }
 
 /// From the client sending `notifications/cancelled` to the host's "call

@@ -96,6 +96,9 @@ pub struct Schema {
     validator: jsonschema::Validator,
     /// Whether a check is cheap enough to run inline on an async worker.
     inline: bool,
+    /// The schema is `{"type": "object"}` and annotations: any object
+    /// passes, so checking an object is skipped.
+    any_object: bool,
 }
 
 impl Schema {
@@ -126,7 +129,14 @@ impl Schema {
             .build(&schema)
             .map_err(|err| SchemaError::Invalid(err.to_string()))?;
         let Value::Object(json) = schema else { unreachable!("built from an object") };
-        Ok(Schema { json: Arc::new(json), validator, inline: shape.nodes <= INLINE_NODES && !shape.costly })
+        let inline = shape.nodes <= INLINE_NODES && !shape.costly;
+        Ok(Schema { any_object: accepts_any_object(&json), json: Arc::new(json), validator, inline })
+    }
+
+    /// Whether `instance` passes without running the validator: the schema
+    /// accepts every object and `instance` is one.
+    pub(crate) fn passes_unchecked(&self, instance: &Value) -> bool {
+        self.any_object && instance.is_object()
     }
 
     /// The first way `instance` breaks the schema, naming where (`/path: ...`).
@@ -139,6 +149,17 @@ impl Schema {
         let at = error.instance_path().to_string();
         Some(if at.is_empty() { error.to_string() } else { format!("{at}: {error}") })
     }
+}
+
+/// Keywords that never reject an instance.
+const ANNOTATIONS: [&str; 8] =
+    ["$schema", "$id", "$comment", "title", "description", "examples", "default", "deprecated"];
+
+/// Whether `schema` is `{"type": "object"}` plus annotations only, which
+/// every JSON object satisfies (many tools take no arguments and say so).
+fn accepts_any_object(schema: &Map<String, Value>) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+        && schema.keys().all(|key| key == "type" || ANNOTATIONS.contains(&key.as_str()))
 }
 
 /// What a walk over a schema found.

@@ -48,6 +48,24 @@ fn patterns_use_a_linear_time_engine() {
     assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
 }
 
+#[test]
+fn only_an_any_object_schema_skips_the_validator_and_only_for_objects() {
+    let any = load(json!({ "type": "object", "description": "no arguments" })).unwrap();
+    assert!(any.passes_unchecked(&json!({ "whatever": [1, 2] })));
+    // Not an object: the validator still decides (and refuses it).
+    assert!(!any.passes_unchecked(&json!([1])));
+    assert!(any.first_violation(&json!([1])).is_some());
+    for constrained in [
+        json!({ "type": "object", "properties": { "n": { "type": "integer" } } }),
+        json!({ "type": "object", "required": ["n"] }),
+        json!({ "type": "object", "additionalProperties": false }),
+        json!({ "type": ["object", "null"] }),
+        json!({ "description": "no type at all" }),
+    ] {
+        assert!(!load(constrained.clone()).unwrap().passes_unchecked(&json!({})), "{constrained}");
+    }
+}
+
 #[tokio::test]
 async fn costly_checks_run_off_the_runtime_and_give_up_at_the_deadline() {
     let branches: Vec<Value> = (0..64).map(|n| json!({ "const": n })).collect();

@@ -4,3 +4,4 @@
 pub(crate) mod http;
 pub(crate) mod signal;
 pub(crate) mod stdio;
+mod stdio_streams;

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls};
+use crate::transport::stdio_streams;
 
 /// Serves over stdin/stdout until the client disconnects or a signal arrives.
 /// Every in-flight call is stopped and cleaned up before this returns.
@@ -27,9 +28,11 @@ pub(crate) async fn serve(
     shutdown: CancellationToken,
     stats: Arc<Stats>,
 ) -> Result<()> {
-    let input = EofWatch::new(tokio::io::stdin(), shutdown.clone());
+    // On the reactor, not the blocking pool: no thread hand-off per frame.
+    let (input, output) = stdio_streams::streams();
+    let input = EofWatch::new(input, shutdown.clone());
     let running = tokio::select! {
-        running = server.serve((input, tokio::io::stdout())) => {
+        running = server.serve((input, output)) => {
             running.context("the MCP session did not start")?
         }
         () = signals.recv() => return Ok(()),
