@@ -127,7 +127,7 @@ enum Step {
     /// It finished (or the request was cancelled, which stopped it).
     Done(Result<CallToolResponse, McpError>),
     /// It asked the user.
-    Paused(Execution, Pause),
+    Paused(Execution, Box<Pause>),
 }
 
 impl Execution {
@@ -142,7 +142,7 @@ impl Execution {
             done = &mut self.done => Step::Done(Self::response(done)),
             Some(pause) = self.pauses.recv() => {
                 self.unhook();
-                Step::Paused(self, *pause)
+                Step::Paused(self, pause)
             }
             () = request.cancelled() => {
                 self.signals.client_cancel.cancel();

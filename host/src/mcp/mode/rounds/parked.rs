@@ -56,7 +56,7 @@ impl PausedCalls {
     ) -> Result<CallToolResponse, McpError> {
         match execution.step(request).await {
             Step::Done(response) => response,
-            Step::Paused(execution, pause) => Ok(self.hold(execution, pause)),
+            Step::Paused(execution, pause) => Ok(self.hold(execution, *pause)),
         }
     }
 

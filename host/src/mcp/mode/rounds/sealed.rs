@@ -47,7 +47,7 @@ impl Sealing {
     ) -> Result<CallToolResponse, McpError> {
         match execution.step(request).await {
             Step::Done(response) => response,
-            Step::Paused(execution, pause) => Ok(self.hand_off(&execution, pause, stats)),
+            Step::Paused(execution, pause) => Ok(self.hand_off(&execution, *pause, stats)),
         }
     }
 
