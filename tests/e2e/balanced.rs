@@ -188,6 +188,21 @@ async fn three_replicas_behind_haproxy_continue_each_others_paused_calls_and_sur
     for (replica, grant) in replicas[..2].iter().zip(&grants) {
         let status = get(replica, "/readyz").await;
         assert_eq!(status.status, 200);
+        // A call handed off at its last question is still cleaning up on
+        // the replica that asked when its follow-up has been answered
+        // elsewhere: wait for that replica to be idle.
+        let idle = async {
+            loop {
+                let metrics = get(replica, "/metrics").await.body;
+                if metrics.contains("mcp_wasm_host_live_calls 0")
+                    && metrics.contains("mcp_wasm_host_live_stores 0")
+                {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, idle).await.expect("every replica went idle");
         assert!(std::fs::read_dir(grant.path()).unwrap().next().is_none(), "a lock outlived its call");
     }
 }
