@@ -172,10 +172,10 @@ pub struct CallIdentity {
 /// and their log records go to the host's log only.
 pub struct CallChannel {
     peer: Option<Peer<RoleServer>>,
-    /// What the client declared it can do (elicitation, sampling). Boxed:
-    /// a call's future carries its channel by value, and a call paused in
-    /// rounds keeps that future (10 000 such calls are held at once).
-    capabilities: Option<Box<ClientCapabilities>>,
+    /// What the client declared it can be asked. Only these three answers
+    /// are kept, not the client's whole capabilities: a call paused in
+    /// rounds keeps its channel (10 000 such calls are held at once).
+    asks: ClientAsks,
     delivery: Delivery,
     identity: CallIdentity,
     /// Questions asked so far, for unique keys.
@@ -198,6 +198,28 @@ pub struct CallChannel {
     notified_bytes: usize,
 }
 
+/// What a client declared it can be asked: elicitation by form or by URL,
+/// and sampling.
+#[derive(Clone, Copy, Debug, Default)]
+struct ClientAsks {
+    form: bool,
+    url: bool,
+    sampling: bool,
+}
+
+impl From<Option<&ClientCapabilities>> for ClientAsks {
+    fn from(capabilities: Option<&ClientCapabilities>) -> Self {
+        let Some(capabilities) = capabilities else { return ClientAsks::default() };
+        let sampling = capabilities.sampling.is_some();
+        let Some(elicitation) = &capabilities.elicitation else {
+            return ClientAsks { sampling, ..ClientAsks::default() };
+        };
+        // A client that names neither mode supports forms (2025-06-18 style).
+        let neither = elicitation.form.is_none() && elicitation.url.is_none();
+        ClientAsks { form: neither || elicitation.form.is_some(), url: elicitation.url.is_some(), sampling }
+    }
+}
+
 impl CallChannel {
     /// A channel for a call made by a client session.
     #[allow(clippy::too_many_arguments)]
@@ -213,7 +235,7 @@ impl CallChannel {
     ) -> Self {
         CallChannel {
             peer: Some(peer),
-            capabilities: capabilities.map(Box::new),
+            asks: ClientAsks::from(capabilities.as_ref()),
             delivery,
             identity,
             asked: 0,
@@ -236,7 +258,7 @@ impl CallChannel {
     pub fn detached(stats: Arc<Stats>) -> Self {
         CallChannel {
             peer: None,
-            capabilities: None,
+            asks: ClientAsks::default(),
             delivery: Delivery::Requests,
             identity: CallIdentity { tool: String::new(), pre_approved: false },
             asked: 0,
@@ -386,18 +408,11 @@ impl CallChannel {
         if self.peer.is_none() {
             return (false, false);
         }
-        let Some(elicitation) = self.capabilities.as_ref().and_then(|caps| caps.elicitation.as_ref()) else {
-            return (false, false);
-        };
-        // A client that names neither mode supports forms (2025-06-18 style).
-        if elicitation.form.is_none() && elicitation.url.is_none() {
-            return (true, false);
-        }
-        (elicitation.form.is_some(), elicitation.url.is_some())
+        (self.asks.form, self.asks.url)
     }
 
     /// Whether the client declared sampling.
     pub fn supports_sampling(&self) -> bool {
-        self.peer.is_some() && self.capabilities.as_ref().is_some_and(|caps| caps.sampling.is_some())
+        self.peer.is_some() && self.asks.sampling
     }
 }

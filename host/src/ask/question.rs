@@ -21,11 +21,15 @@ use crate::request_state::digest as digest_of;
 use crate::stats::Live;
 
 /// A question for the user, before it is sent one way or another.
+///
+/// Boxed: a question is handed down through nested futures by value, and a
+/// call paused in rounds keeps those futures while it waits (10 000 such
+/// calls are held at once): each would otherwise keep room for a copy.
 pub enum Question {
     /// An elicitation (a form or a URL).
-    Elicit(ElicitRequestParams),
+    Elicit(Box<ElicitRequestParams>),
     /// A sampling request.
-    Sample(CreateMessageRequestParams),
+    Sample(Box<CreateMessageRequestParams>),
 }
 
 /// Why a question got no answer.
@@ -97,7 +101,7 @@ impl CallChannel {
         params: ElicitRequestParams,
         cancellation: &CallCancellation,
     ) -> Result<ElicitResult, AskError> {
-        let answer = self.ask(Question::Elicit(params), cancellation).await?;
+        let answer = self.ask(Question::Elicit(Box::new(params)), cancellation).await?;
         serde_json::from_value(answer)
             .map_err(|err| AskError::Client(format!("malformed answer to the elicitation: {err}")))
     }
@@ -142,7 +146,7 @@ impl CallChannel {
         let params = form_params(question.message, ApprovalQuestion::requested_schema())
             .map_err(|err| Decline::Wording(err.to_string()))?;
         let wait = Wait { timeout: self.policy.approval_timeout, flag: "--approval-timeout", approval: true };
-        match self.put(Question::Elicit(params), cancellation, wait).await {
+        match self.put(Question::Elicit(Box::new(params)), cancellation, wait).await {
             Ok(answer) => match serde_json::from_value::<ElicitResult>(answer) {
                 Ok(answer) => verdict(&answer),
                 Err(err) => Err(Decline::Malformed(err.to_string())),
@@ -184,16 +188,16 @@ impl CallChannel {
             // `mcp/mode/rounds`: 10 000 paused calls are held at once).
             Box::pin(self.put_request(question, cancellation, wait)).await
         } else {
-            let request = match question {
-                Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
-                Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(params)),
-            };
+            let request = Box::new(match question {
+                Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(*params)),
+                Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
+            });
             // Only a sealed call (a state key) recognises its questions: a
             // re-run gets the answers it was given before, in order,
             // without pausing again.
             let mut digest = String::new();
             if let Delivery::Rounds(RoundTrips { book: Some(book), .. }) = &mut self.delivery {
-                digest = serde_json::to_value(&request).map(|json| digest_of(&json)).unwrap_or_default();
+                digest = serde_json::to_value(&*request).map(|json| digest_of(&json)).unwrap_or_default();
                 if let Some(answer) = book.answer(&digest) {
                     tracing::debug!(tool = %self.identity.tool, key = self.asked, "answered from the call's state");
                     return Ok(answer);
@@ -220,8 +224,8 @@ impl CallChannel {
         wait: Wait,
     ) -> Result<Value, AskError> {
         let request = match question {
-            Question::Elicit(params) => ServerRequest::ElicitRequest(Request::new(params)),
-            Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(params)),
+            Question::Elicit(params) => ServerRequest::ElicitRequest(Request::new(*params)),
+            Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(*params)),
         };
         let peer = self.peer.as_ref().ok_or(AskError::Unsupported)?;
         // Counted before it is sent: the client may see it (and read the
@@ -256,7 +260,7 @@ impl CallChannel {
     /// answer a later request brings.
     async fn put_deferred(
         &mut self,
-        request: InputRequest,
+        request: Box<InputRequest>,
         question: String,
         cancellation: &CallCancellation,
         wait: Wait,
@@ -267,8 +271,14 @@ impl CallChannel {
             Delivery::Rounds(RoundTrips { pauses, book, .. }) => {
                 let (answer, answered) = oneshot::channel();
                 let answered_before = book.as_ref().map(AnswerBook::read).unwrap_or_default();
-                let pause =
-                    Pause { key, request, question, answered: answered_before, answer, lease: wait.timeout };
+                let pause = Pause {
+                    key,
+                    request: *request,
+                    question,
+                    answered: answered_before,
+                    answer,
+                    lease: wait.timeout,
+                };
                 if pauses.send(Box::new(pause)).is_err() {
                     return Err(AskError::Client("the call can no longer be paused".into()));
                 }
@@ -295,7 +305,7 @@ impl CallChannel {
             }
             Delivery::Task(task, unanswered) => tokio::select! {
                 biased;
-                answer = task.request_input(key, request) => match answer {
+                answer = task.request_input(key, *request) => match answer {
                     Ok(answer) => Ok(answer),
                     Err(rmcp::task_manager::TaskExit::Cancelled) => {
                         // `tasks/cancel` withdrew the question; the call's

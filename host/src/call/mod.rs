@@ -154,7 +154,7 @@ impl CallRunner {
         tool: &str,
         arguments: &str,
         signals: CallSignals,
-        mut channel: CallChannel,
+        mut channel: Box<CallChannel>,
         approval: Option<ApprovalQuestion>,
     ) -> CallOutcome {
         let _live = self.stats.call();
@@ -200,7 +200,7 @@ impl CallRunner {
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes } =
-            Box::pin(self.run_guest(&call, tool, arguments, stop, channel)).await;
+            Box::pin(self.run_guest(&call, tool, arguments, stop, *channel)).await;
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome

@@ -261,15 +261,18 @@ impl Shared {
 
 impl Caller {
     /// The call's channel to the user through the client that made `context`.
+    /// Boxed: it is handed down through the call's nested futures by value,
+    /// and each would otherwise keep room for a copy (a paused call keeps
+    /// its future for as long as it waits).
     fn channel(
         &self,
         plan: &CallPlan,
         context: &RequestContext<RoleServer>,
         delivery: Delivery,
         progress_token: Option<ProgressToken>,
-    ) -> CallChannel {
+    ) -> Box<CallChannel> {
         let identity = CallIdentity { tool: plan.spec().name.clone(), pre_approved: plan.route.pre_approved };
-        CallChannel::new(
+        Box::new(CallChannel::new(
             context.peer.clone(),
             context.client_capabilities(),
             delivery,
@@ -278,7 +281,7 @@ impl Caller {
             self.log_filter.clone(),
             self.shared.ask_policy.clone(),
             self.shared.runner.stats().clone(),
-        )
+        ))
     }
 
     /// Runs a planned call to its MCP response: approval first if the tool
@@ -287,7 +290,7 @@ impl Caller {
         &self,
         plan: &CallPlan,
         signals: CallSignals,
-        channel: CallChannel,
+        channel: Box<CallChannel>,
     ) -> Result<CallToolResponse, McpError> {
         let name = &plan.spec().name;
         let approval = plan.approval_question();

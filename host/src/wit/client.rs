@@ -121,7 +121,7 @@ impl Host for ClientCtxView<'_> {
                 return Ok(Err(RequestError::Failed(format!("not a sampling/createMessage request: {err}"))));
             }
         };
-        let answer = self.channel.ask(Question::Sample(params), self.cancellation).await;
+        let answer = self.channel.ask(Question::Sample(Box::new(params)), self.cancellation).await;
         Ok(answer.map(|answer| answer.to_string()).map_err(request_error))
     }
 

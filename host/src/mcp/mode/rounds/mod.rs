@@ -90,12 +90,9 @@ async fn launch(
     let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), context.meta.get_progress_token());
     let execution =
         Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone(), early: None };
-    // The channel goes in boxed, and is moved out only into the call, so a
-    // paused call's task does not also carry a copy of it.
-    let channel = Box::new(channel);
     tokio::spawn(
         async move {
-            let response = caller.execute(&plan, signals, *channel).await;
+            let response = caller.execute(&plan, signals, channel).await;
             let _ = done_tx.send(response);
         }
         .instrument(span),
