@@ -97,8 +97,6 @@ pub(crate) fn build_server(
     if settings.components.is_empty() {
         anyhow::bail!("no components to serve: give --component PATH, or [[component]] entries in --config");
     }
-    let named =
-        |component: &ComponentSettings| component.origin.clone().unwrap_or_else(|| "the command line".into());
     let cache = compile_cache(args);
     // Nothing a tool may write can be something the host trusts, and no
     // grant may sit inside another writable one, across all components.
@@ -109,7 +107,7 @@ pub(crate) fn build_server(
         trusted.push(dir.clone());
     }
     for component in &mut settings.components {
-        let origin = named(component);
+        let origin = origin_of(component);
         component.grants.capture().with_context(|| format!("grants from {origin}"))?;
         for host in component.grants.hosts.iter() {
             tracing::info!(component = %component.path.display(), %host, "outgoing HTTP allowed");
@@ -159,6 +157,12 @@ pub(crate) fn build_server(
     Ok((server, loader))
 }
 
+/// Where `component` was configured, for messages: its `--config` entry,
+/// or the command line.
+fn origin_of(component: &ComponentSettings) -> String {
+    component.origin.clone().unwrap_or_else(|| "the command line".into())
+}
+
 /// How often a component still compiling is reported in the log.
 const COMPILING_REPORT: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -168,7 +172,7 @@ pub(crate) async fn load_components(server: &ToolServer, loader: &Loader, settin
     let started = std::time::Instant::now();
     let mut components = Vec::with_capacity(settings.components.len());
     for component in &settings.components {
-        let origin = component.origin.clone().unwrap_or_else(|| "the command line".into());
+        let origin = origin_of(component);
         let load = loader.load(component, server.runner());
         tokio::pin!(load);
         let mut report =
