@@ -66,6 +66,7 @@ impl Loader {
                 server.upgrade_component(index, &baseline, optimized)
             });
             let served_ms = baseline.baseline.as_ref().map(|code| code.served_for().as_secs_f64() * 1e3);
+            let replaced = swapped.is_ok();
             match swapped {
                 Ok(true) => tracing::info!(
                     component = %baseline.name,
@@ -83,6 +84,11 @@ impl Loader {
                     reason = %format!("{err:#}"),
                     "cannot optimize; the baseline code keeps serving"
                 ),
+            }
+            // Still serving (the optimizing compile failed): the baseline
+            // engine stays, and there is no release to wait for and log.
+            if !replaced {
+                return;
             }
             // The baseline engine goes once no component or call holds it.
             let engine = baseline.pre.engine().weak();
