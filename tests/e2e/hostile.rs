@@ -176,6 +176,26 @@ async fn only_granted_environment_variables_are_visible() {
     assert_eq!(text_of(&env), "ONLY_THIS=1");
 }
 
+/// A call's memory is reset before the next instance gets its slot: the
+/// data image restored and the heap it dirtied (in more separate runs than
+/// one pass of the reset handles) gone, one call after another and with
+/// calls side by side.
+#[tokio::test]
+async fn a_call_finds_nothing_an_earlier_call_left_in_memory() {
+    let host = Host::start(hostile(&["--max-concurrent-calls", "2"])).await;
+    let clean = json!({ "image_words_changed": 0, "heap_marks": 0 });
+    for round in 0..4 {
+        let one = host.call("snoop", no_args()).await.unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text_of(&one)).unwrap(), clean, "call {round}");
+    }
+    for round in 0..4 {
+        let (a, b) = tokio::join!(host.call("snoop", no_args()), host.call("snoop", no_args()));
+        for found in [a.unwrap(), b.unwrap()] {
+            assert_eq!(serde_json::from_str::<Value>(&text_of(&found)).unwrap(), clean, "pair {round}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_cleanup_that_traps_is_logged_and_the_host_carries_on() {
     let host = Host::start(hostile(&["--timeout", "200ms"])).await;

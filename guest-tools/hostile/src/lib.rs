@@ -54,6 +54,7 @@ impl Guest for Hostile {
                 "Asks the user (`kind`: message, schema, url, sample) with a multi-MiB question",
             ),
             tool("open_fifo", "Opens the file at `path` (for writing with `write: true`)"),
+            tool("snoop", "Looks for what an earlier call left in memory, then leaves its own marks"),
         ];
         // The schema of the finding that took hosts down: built only into
         // `hostile-schema-bomb.wasm`, which the host must refuse to load.
@@ -201,6 +202,7 @@ impl Guest for Hostile {
                 Ok(text(&format!("printed {mib} MiB")))
             }
             "question_bomb" => question_bomb(args["kind"].as_str().unwrap_or("message")),
+            "snoop" => Ok(text(&snoop().to_string())),
             "open_fifo" => {
                 let path = args["path"].as_str().unwrap_or_default();
                 let opened = if args["write"].as_bool() == Some(true) {
@@ -318,6 +320,51 @@ fn question_bomb(kind: &str) -> Result<CallResult, CallError> {
         Ok(answer) => format!("answered: {} bytes", answer.len()),
         Err(err) => format!("refused: {err:?}"),
     }))
+}
+
+/// What `snoop` writes, and looks for: "mcp-wasm".
+const MARK: u64 = 0x6d63_702d_7761_736d;
+/// A static in the component's data image (not zero), for `snoop`.
+static mut IMAGE: [u64; 4096] = [0x5eed; 4096];
+
+/// Counts the words of the data image and the marks in a heap block that an
+/// earlier call changed, then changes them itself: a word in every other
+/// 4 KiB page of an 8 MiB block (1 024 separate dirty runs, more than the
+/// host resets in one pass) and the whole image static. A fresh instance
+/// must find nothing, whatever ran in its slot before.
+fn snoop() -> Value {
+    const BLOCK: usize = 8 << 20;
+    const PAGE: usize = 4096;
+    let layout = std::alloc::Layout::from_size_align(BLOCK, PAGE).expect("a valid layout");
+    // SAFETY: the block is allocated here and freed below; its words are
+    // read as integers, which any bit pattern is (wasm memory is never
+    // uninitialised: it is whatever the host left, which is the point).
+    unsafe {
+        let image = std::ptr::addr_of_mut!(IMAGE).cast::<u64>();
+        let mut image_changed = 0;
+        for i in 0..4096 {
+            if image.add(i).read_volatile() != 0x5eed {
+                image_changed += 1;
+            }
+            image.add(i).write_volatile(MARK);
+        }
+        let block = std::alloc::alloc(layout);
+        if block.is_null() {
+            return json!({ "error": "no memory for the block" });
+        }
+        let mut marks = 0;
+        for page in (0..BLOCK).step_by(PAGE) {
+            let word = block.add(page).cast::<u64>();
+            if word.read_volatile() == MARK {
+                marks += 1;
+            }
+            if page % (2 * PAGE) == 0 {
+                word.write_volatile(MARK);
+            }
+        }
+        std::alloc::dealloc(block, layout);
+        json!({ "image_words_changed": image_changed, "heap_marks": marks })
+    }
 }
 
 #[inline(never)]

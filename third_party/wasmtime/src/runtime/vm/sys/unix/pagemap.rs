@@ -276,73 +276,84 @@ pub unsafe fn reset_with_pagemap(
         },
     };
 
-    // For now use a fixed set of regions on the stack, but in the future this
-    // may want to use a dynamically allocated vector for more regions for
-    // example.
+    // mcp-wasm-host patch (see third_party/wasmtime/PATCH.md): the scan
+    // resumes from `walk_end` whenever the region buffer fills, instead of
+    // decommitting everything after the first 32 dirty regions, and it
+    // reports dirty pages that are swapped out as well as present ones.
     const MAX_REGIONS: usize = 32;
     let mut storage = [MaybeUninit::uninit(); MAX_REGIONS];
-
-    let scan_arg = PageMapScanBuilder::new(ptr::slice_from_raw_parts(ptr, len.byte_count()))
-        .max_pages(keep_resident.byte_count() / host_page_size)
-        // We specifically want pages that are NOT backed by the zero page or
-        // backed by files. Such pages mean that they haven't changed from their
-        // original contents, so they're inverted.
-        .category_inverted(Categories::PFNZERO | Categories::FILE)
-        // Search for pages that are written and present as those are the dirty
-        // pages. Additionally search for the zero page/file page as those are
-        // inverted above meaning we're searching for pages that specifically
-        // don't have those flags.
-        .category_mask(
-            Categories::WRITTEN | Categories::PRESENT | Categories::PFNZERO | Categories::FILE,
-        )
-        // Don't return any categories back. This helps group regions together
-        // since the reported set of categories is always empty and we otherwise
-        // aren't looking for anything in particular.
-        .return_mask(Categories::empty())
-        .build(&mut storage);
-
-    // SAFETY: this should be a safe ioctl as we control the fd we're operating
-    // on plus all of `scan_arg`, but this relies on `Ioctl` below being the
-    // correct implementation and such.
-    let result = match unsafe { ioctl(&pagemap.0, scan_arg) } {
-        Ok(result) => result,
-
-        // If the ioctl fails for whatever reason, we at least tried, so fall
-        // back to the default behavior.
-        //
-        // SAFETY: the safety requirement of
-        // `pagemap_disabled::reset_with_pagemap` is the same as this function.
-        Err(err) => unsafe {
-            log::warn!("failed pagemap scan {err}");
-            return crate::runtime::vm::pagemap_disabled::reset_with_pagemap(
-                None,
-                ptr,
-                len,
-                keep_resident,
-                reset_manually,
-                decommit,
-            );
-        },
-    };
-
-    // For all regions that were written in the scan reset them manually, then
-    // afterwards decommit everything else.
+    let end = ptr.wrapping_add(len.byte_count()).cast_const();
+    let mut scan_start = ptr.cast_const();
+    let mut pages_left = keep_resident.byte_count() / host_page_size;
     let mut bytes_resident = 0;
-    for region in result.regions() {
-        // SAFETY: we're relying on Linux to pass in valid region ranges within
-        // the `ptr/len` we specified to the original syscall.
-        unsafe {
-            reset_manually(&mut *region.region().cast_mut());
+
+    loop {
+        let scan_len = end.addr() - scan_start.addr();
+        // `max_pages == 0` means "no limit" to the kernel: a spent budget
+        // must stop here instead.
+        if scan_len == 0 || pages_left == 0 {
+            break;
         }
-        bytes_resident += region.len();
+        let scan_arg = PageMapScanBuilder::new(ptr::slice_from_raw_parts(scan_start, scan_len))
+            .max_pages(pages_left)
+            // We specifically want pages that are NOT backed by the zero page or
+            // backed by files. Such pages mean that they haven't changed from their
+            // original contents, so they're inverted.
+            .category_inverted(Categories::PFNZERO | Categories::FILE)
+            // Written pages that are neither the zero page nor file pages
+            // are the dirty ones...
+            .category_mask(Categories::WRITTEN | Categories::PFNZERO | Categories::FILE)
+            // ...whether they are in memory or swapped out: a dirty page the
+            // kernel swapped out must be reset as well, or the next instance
+            // in this slot would read it.
+            .category_anyof_mask(Categories::PRESENT | Categories::SWAPPED)
+            // Don't return any categories back. This helps group regions together
+            // since the reported set of categories is always empty and we otherwise
+            // aren't looking for anything in particular.
+            .return_mask(Categories::empty())
+            .build(&mut storage);
+
+        // SAFETY: this should be a safe ioctl as we control the fd we're operating
+        // on plus all of `scan_arg`, but this relies on `Ioctl` below being the
+        // correct implementation and such.
+        let result = match unsafe { ioctl(&pagemap.0, scan_arg) } {
+            Ok(result) => result,
+
+            // If the ioctl fails for whatever reason, we at least tried, so
+            // decommit what was not scanned: that is always correct.
+            Err(err) => {
+                log::warn!("failed pagemap scan {err}");
+                break;
+            }
+        };
+
+        // For all regions that were written in the scan reset them manually.
+        for region in result.regions() {
+            // SAFETY: we're relying on Linux to pass in valid region ranges within
+            // the `ptr/len` we specified to the original syscall.
+            unsafe {
+                reset_manually(&mut *region.region().cast_mut());
+            }
+            bytes_resident += region.len();
+            pages_left = pages_left.saturating_sub(region.len() / host_page_size);
+        }
+        let full = result.regions().len() == MAX_REGIONS;
+        scan_start = result.walk_end();
+        // The walk stopped short of the end with room left in the buffer:
+        // the page budget is spent (or the walk is done).
+        if !full {
+            break;
+        }
     }
 
-    // Report everything after `walk_end` to the end of memory as memory that
-    // must be decommitted as the scan didn't reach it. Note that if `walk_end`
-    // is already at the end of memory then the byte size of the decommitted
-    // memory here will be 0 meaning that this is a noop.
-    let scan_size = result.walk_end().addr() - ptr.addr();
-    decommit(result.walk_end().cast_mut(), len.byte_count() - scan_size);
+    // Everything the scans did not reach is decommitted. Nothing is handed
+    // to `decommit` when they reached the end: even an empty region would
+    // hold the slot back until the pool's next batched decommit, and a
+    // different (cold) slot would serve the next instance.
+    let scanned = scan_start.addr() - ptr.addr();
+    if scanned < len.byte_count() {
+        decommit(scan_start.cast_mut(), len.byte_count() - scanned);
+    }
 
     bytes_resident
 }
@@ -465,7 +476,6 @@ mod ioctl {
         ///
         /// For more detail see the `pagemap_scan_is_interesting_page` function
         /// in the Linux kernel source.
-        #[expect(dead_code, reason = "bindings for the future if we need them")]
         pub fn category_anyof_mask(&mut self, flags: Categories) -> &mut PageMapScanBuilder {
             self.pm_scan_arg.category_anyof_mask = flags;
             self
