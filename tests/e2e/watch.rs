@@ -38,6 +38,11 @@ async fn a_new_version_is_swapped_in_while_calls_in_flight_finish_on_the_old_one
     args.extend(["--watch", "--watch-interval", "20ms"].map(String::from));
     let host = Host::start(Start { args, ..Start::new("demo", &[]) }).await;
     assert!(tool_names(&host).await.contains(&"countdown".to_string()));
+    // The watcher notes each file's version when it starts: a change made
+    // before then would be its first version, not a new one.
+    host.stderr
+        .wait_for_event("the watcher", |e| e.message() == "watching components for new versions")
+        .await;
 
     // A call is running on the demo when the file becomes another component.
     let in_flight = host.start_call("countdown", json!({ "steps": 30, "step_ms": 100, "quiet": true })).await;
@@ -114,6 +119,9 @@ async fn a_moved_tag_is_pulled_and_swapped_in_only_when_its_signature_verifies()
     .to_vec();
     let host = Host::start(Start { args, ..Start::new("demo", &[]) }).await;
     assert_eq!(text_of(&host.call("echo", json!({ "text": "v1" })).await.unwrap()), "v1");
+    host.stderr
+        .wait_for_event("the watcher", |e| e.message() == "watching components for new versions")
+        .await;
 
     // The tag moves to an unsigned component: refused, the signed one keeps serving.
     let unsigned = registry.push("tools/moving", "stable", &std::fs::read(guest("hostile")).unwrap()).await;
