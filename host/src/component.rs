@@ -28,8 +28,10 @@ use crate::schema::{SCHEMA_LIMITS, Schema};
 use crate::store::{CallState, Guest};
 use crate::tiering::{BaselineCode, Compiler};
 
+mod ahead;
 mod checks;
 
+pub use ahead::Ahead;
 use checks::{check_contract_version, check_is_component};
 
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
@@ -54,6 +56,8 @@ pub struct ToolComponent {
     /// Set while it runs baseline code, until [`crate::tiering`] swaps in
     /// optimized code.
     pub baseline: Option<BaselineCode>,
+    /// Its next call's instance, made ahead once it has been called.
+    pub ahead: Ahead,
 }
 
 /// One tool as declared by its component, with its input schema compiled.
@@ -180,6 +184,7 @@ impl ToolComponent {
             limits: CallLimits::default(),
             approvals: ApprovalRules::default(),
             baseline: (compiled.tier == Tier::Baseline).then(|| BaselineCode::new(bytes)),
+            ahead: Ahead::default(),
         })
     }
 
@@ -196,6 +201,7 @@ impl ToolComponent {
             limits: self.limits.clone(),
             approvals: self.approvals.clone(),
             baseline: None,
+            ahead: Ahead::default(),
         })
     }
 }

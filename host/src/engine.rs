@@ -67,7 +67,8 @@ pub fn build_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine> {
         // roughly halves the per-call cost of a store and instance.
         .concurrency_support(false);
 
-    let slots = settings.max_concurrent_calls;
+    // The calls' slots, and one per instance made ahead of its call.
+    let slots = settings.max_concurrent_calls + AHEAD;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         // Per component: what one call's store may hold (`sandbox`); a
@@ -127,6 +128,10 @@ impl Epochs {
         !engines.is_empty()
     }
 }
+
+/// How many instances may be made ahead of their calls at once, across
+/// the host (`call::ahead`). The pool has these slots on top of the calls'.
+pub const AHEAD: u32 = 4;
 
 const WASM_PAGE: usize = 64 << 10;
 

@@ -9,6 +9,7 @@
 //! interface's host code reaches into another's state.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use wasmtime::component::Linker;
@@ -93,6 +94,10 @@ pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
 pub struct Guest {
     store: Store<CallState>,
     pre: ToolComponentPre<CallState>,
+    /// The instance, when it was made ahead of the call (`component::ahead`).
+    ready: Option<ToolComponentBindings>,
+    /// How long making the instance took, when the call made it.
+    instantiated_in: Option<Duration>,
 }
 
 impl Guest {
@@ -108,12 +113,63 @@ impl Guest {
         channel: CallChannel,
     ) -> Result<Self> {
         let state = CallState { sandbox: Sandbox::new(grants, budget, call_id)?, cancellation, channel };
-        Ok(Guest { store: sandbox::new_store(pre.engine(), state, budget)?, pre: pre.clone() })
+        Ok(Guest {
+            store: sandbox::new_store(pre.engine(), state, budget)?,
+            pre: pre.clone(),
+            ready: None,
+            instantiated_in: None,
+        })
     }
 
-    /// A new instance of the component in this store.
+    /// A fresh store with an instance of `pre` already in it, made before
+    /// the call it will serve: nothing in it is the call's until [`bind`].
+    ///
+    /// [`bind`]: Guest::bind
+    pub async fn ahead(
+        pre: &ToolComponentPre<CallState>,
+        grants: &Grants,
+        budget: &StoreBudget,
+    ) -> Result<Self> {
+        let channel = CallChannel::detached(Arc::default());
+        let mut guest =
+            Guest::new(pre, grants, budget, CallCancellation::new(), Arc::from("ahead"), channel)?;
+        guest.ready = Some(guest.pre.instantiate_async(&mut guest.store).await?);
+        Ok(guest)
+    }
+
+    /// Hands a guest made [`ahead`] to call `call_id`: its stop signal and
+    /// channel, and its clock and fuel starting now, as if it were new.
+    ///
+    /// [`ahead`]: Guest::ahead
+    pub fn bind(
+        &mut self,
+        budget: &StoreBudget,
+        cancellation: CallCancellation,
+        call_id: Arc<str>,
+        channel: CallChannel,
+    ) -> Result<()> {
+        let state = self.store.data_mut();
+        state.sandbox.bind(call_id, budget.time_limit);
+        state.cancellation = cancellation;
+        state.channel = channel;
+        sandbox::refuel(&mut self.store, budget)
+    }
+
+    /// The instance made ahead, or a new one in this store.
     async fn instance(&mut self) -> wasmtime::Result<ToolComponentBindings> {
-        self.pre.instantiate_async(&mut self.store).await
+        if let Some(instance) = self.ready.take() {
+            return Ok(instance);
+        }
+        let started = Instant::now();
+        let instance = self.pre.instantiate_async(&mut self.store).await?;
+        self.instantiated_in = Some(started.elapsed());
+        Ok(instance)
+    }
+
+    /// How long this store took to make its instance, if it made one (not
+    /// one made ahead).
+    pub fn instantiated_in(&self) -> Option<Duration> {
+        self.instantiated_in
     }
 
     /// `tool.list-tools`.

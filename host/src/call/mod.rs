@@ -2,7 +2,9 @@
 //!
 //! 0. if the tool needs the user's approval, the user is asked first; no
 //!    answer in time is a decline, and nothing has run;
-//! 1. a fresh store and instance of the pre-instantiated component;
+//! 1. a fresh store and instance of the pre-instantiated component (made
+//!    ahead of the call once the component has been called:
+//!    `component::ahead`);
 //! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
 //!    and host shutdown ([`stop`]) — whichever comes first flips the call's
 //!    `cancelled` resource (a cancel or shutdown also bumps the epoch, so a
@@ -90,6 +92,8 @@ struct GuestEnd {
     forced: bool,
     /// Log records and progress reports the rate limits dropped.
     dropped_notes: u64,
+    /// Whether the call's instance was made ahead of it (`component::ahead`).
+    ahead: bool,
 }
 
 impl CallRunner {
@@ -199,7 +203,7 @@ impl CallRunner {
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
-        let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes } =
+        let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead } =
             Box::pin(self.run_guest(&call, tool, arguments, stop, *channel)).await;
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
@@ -227,6 +231,7 @@ impl CallRunner {
             cleanup = cleanup.map(CleanupOutcome::label),
             elapsed_ms = elapsed * 1e3,
             tier = if component.baseline.is_some() { "baseline" } else { "optimized" },
+            instance = if ahead { "made-ahead" } else { "made-by-call" },
             "call ended"
         );
         self.stats.metrics().call_ended(tool, outcome.label(), Some(elapsed), stop_s);
@@ -272,19 +277,26 @@ impl CallRunner {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
         let budget = StoreBudget::for_call(limits);
-        let made = Guest::new(
-            &component.pre,
-            &component.grants,
-            &budget,
-            cancellation.clone(),
-            call_id.clone(),
-            channel,
-        );
+        let ready = component.ahead.take(component, &self.guests).await;
+        let ahead = ready.is_some();
+        let made = match ready {
+            Some(mut guest) => {
+                guest.bind(&budget, cancellation.clone(), call_id.clone(), channel).map(|()| guest)
+            }
+            None => Guest::new(
+                &component.pre,
+                &component.grants,
+                &budget,
+                cancellation.clone(),
+                call_id.clone(),
+                channel,
+            ),
+        };
         let guest = match made {
             Ok(guest) => guest,
             Err(err) => {
                 let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
-                return GuestEnd { outcome, needs_cleanup: None, forced: false, dropped_notes: 0 };
+                return GuestEnd { outcome, needs_cleanup: None, forced: false, dropped_notes: 0, ahead };
             }
         };
         let store_live = self.stats.store();
@@ -314,6 +326,9 @@ impl CallRunner {
             self.interrupt_guests();
         };
         let (result, mut guest) = stop_or_finish(task, cancellation, stop, force_stop).await;
+        if let Some(took) = guest.instantiated_in() {
+            component.ahead.note_instantiation(took);
+        }
         let memory_hit = guest.state().memory_was_hit();
         let channel = guest.state().channel();
         let mut dropped_notes = channel.dropped();
@@ -345,7 +360,7 @@ impl CallRunner {
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);
-        GuestEnd { outcome, needs_cleanup, forced, dropped_notes }
+        GuestEnd { outcome, needs_cleanup, forced, dropped_notes, ahead }
     }
 
     /// Why a successful result breaks the tool's output schema, if it does.

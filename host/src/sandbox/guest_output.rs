@@ -91,6 +91,12 @@ impl GuestOutput {
         })))
     }
 
+    /// Names call `call_id` in the lines from now on (a sandbox made ahead
+    /// of its call).
+    pub fn bind(&self, call_id: Arc<str>) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).call_id = call_id;
+    }
+
     /// The guest's stdout.
     pub fn stdout(&self) -> impl StdoutStream + use<> {
         Writer { output: self.clone(), stream: Stream::Stdout }

@@ -48,6 +48,8 @@ pub struct Sandbox {
     memory: MemoryLimiter,
     /// Which call this store serves, for log lines.
     call_id: Arc<str>,
+    /// The guest's stdout and stderr, which name the call in their lines.
+    output: GuestOutput,
 }
 
 /// A store data type that holds a [`Sandbox`].
@@ -60,8 +62,9 @@ impl Sandbox {
     /// The sandbox for call `call_id`: `grants` applied, `budget` enforced.
     pub fn new(grants: &Grants, budget: &StoreBudget, call_id: Arc<str>) -> Result<Self> {
         let deadline = Instant::now() + budget.time_limit;
+        let output = GuestOutput::new(call_id.clone(), budget.max_guest_output);
         Ok(Sandbox {
-            wasi: grants.wasi_ctx(&GuestOutput::new(call_id.clone(), budget.max_guest_output))?,
+            wasi: grants.wasi_ctx(&output)?,
             http: WasiHttpCtx::new(),
             outgoing: OutgoingHttp::new(grants.hosts.clone(), call_id.clone(), deadline),
             table: {
@@ -73,7 +76,17 @@ impl Sandbox {
             },
             memory: MemoryLimiter::new(budget.max_memory),
             call_id,
+            output,
         })
+    }
+
+    /// Hands a sandbox made ahead of its call (see `call::ahead`) to call
+    /// `call_id`: log lines name it, and its outgoing requests must end
+    /// within `time_limit` from now.
+    pub fn bind(&mut self, call_id: Arc<str>, time_limit: Duration) {
+        self.output.bind(call_id.clone());
+        self.outgoing.bind(call_id.clone(), Instant::now() + time_limit);
+        self.call_id = call_id;
     }
 
     /// The handles the guest holds.
@@ -163,13 +176,7 @@ pub fn new_store<T: SandboxView + 'static>(
 ) -> Result<Store<T>> {
     let mut store = Store::new(engine, data);
     store.limiter(|data| &mut data.sandbox().memory);
-    // `get_fuel` fails when the engine was built without fuel metering
-    // (`--fuel 0`); then only the epoch-driven deadlines bound the call.
-    if let Some(fuel) = budget.fuel
-        && store.get_fuel().is_ok()
-    {
-        store.set_fuel(fuel)?;
-    }
+    refuel(&mut store, budget)?;
     // Yield to the async runtime on every epoch tick, so a guest that computes
     // never holds a runtime thread for longer than one tick, and so the host
     // regains control promptly when a call is cancelled (the canceller bumps
@@ -180,6 +187,18 @@ pub fn new_store<T: SandboxView + 'static>(
     // guest, instead of resuming it at once from the worker's LIFO slot.
     store.epoch_deadline_callback(|_| Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))));
     Ok(store)
+}
+
+/// Fills the store's fuel to `budget`'s.
+pub fn refuel<T>(store: &mut Store<T>, budget: &StoreBudget) -> Result<()> {
+    // `get_fuel` fails when the engine was built without fuel metering
+    // (`--fuel 0`); then only the epoch-driven deadlines bound the call.
+    if let Some(fuel) = budget.fuel
+        && store.get_fuel().is_ok()
+    {
+        store.set_fuel(fuel)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

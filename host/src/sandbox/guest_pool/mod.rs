@@ -34,9 +34,10 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::engine::Epochs;
+use crate::engine::{AHEAD, Epochs};
 use anyhow::{Context as _, Result};
 use tokio::runtime::Runtime;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 mod ticker;
@@ -53,6 +54,8 @@ pub struct GuestPool {
     /// `Some` until dropped.
     runtime: Option<Runtime>,
     ticker: Arc<Ticker>,
+    /// One permit per instance that may be made ahead of its call.
+    ahead: Arc<Semaphore>,
 }
 
 impl GuestPool {
@@ -71,7 +74,7 @@ impl GuestPool {
             .build()
             .context("cannot start the guest threads")?;
         let ticker = Ticker::start(epochs.clone())?;
-        Ok(GuestPool { runtime: Some(runtime), ticker })
+        Ok(GuestPool { runtime: Some(runtime), ticker, ahead: Arc::new(Semaphore::new(AHEAD as usize)) })
     }
 
     /// Runs `guest`: on the caller's thread at first, then — once it has
@@ -86,6 +89,29 @@ impl GuestPool {
     {
         let running = Running::new(&self.ticker);
         GuestTask { place: Place::Here { guest: Box::pin(guest), ran: Duration::ZERO, running }, pool: self }
+    }
+
+    /// Runs `work` on the pool from the start, detached, if one of the
+    /// [`AHEAD`] places is free: guest work done ahead of a call, off the
+    /// protocol threads. `work` gets the place, to hold for as long as what
+    /// it made holds a pool slot. The epoch ticks while it runs; it is
+    /// dropped unfinished if the pool shuts down first. False when every
+    /// place is taken.
+    pub fn spawn_ahead<F, W>(&self, work: W) -> bool
+    where
+        W: FnOnce(OwnedSemaphorePermit) -> F,
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (Some(runtime), Ok(place)) = (&self.runtime, self.ahead.clone().try_acquire_owned()) else {
+            return false;
+        };
+        let running = Running::new(&self.ticker);
+        let work = work(place);
+        runtime.spawn(async move {
+            let _running = running;
+            work.await
+        });
+        true
     }
 }
 

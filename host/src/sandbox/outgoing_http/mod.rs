@@ -87,6 +87,13 @@ impl OutgoingHttp {
         Self { hosts, deadline, log: FailureLog { call_id, failures: Arc::default() } }
     }
 
+    /// Serves call `call_id` instead, which must end by `deadline` (a
+    /// sandbox made ahead of its call; no request has been made yet).
+    pub fn bind(&mut self, call_id: Arc<str>, deadline: Instant) {
+        self.deadline = deadline;
+        self.log.call_id = call_id;
+    }
+
     /// The guest's timeouts (or none), each cut to what is left of the call.
     fn bounded(&self, asked: Option<RequestOptions>) -> RequestOptions {
         let left = self.deadline.saturating_duration_since(Instant::now());
