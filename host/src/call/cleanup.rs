@@ -1,6 +1,7 @@
 //! Step 5 of a call's life: `tool.cleanup` for a call that did not return
 //! normally, in a new store and instance with its own fuel and deadline, so
-//! external state the call held is released.
+//! external state the call held is released. (The instance may have been
+//! made ahead: `component::ahead`.)
 
 use std::sync::Arc;
 
@@ -27,14 +28,21 @@ impl CallRunner {
         let budget = StoreBudget::for_cleanup(limits);
         let mut detached = CallChannel::detached(self.stats.clone());
         detached.limit_payloads(limits);
-        let made = Guest::new(
-            &component.pre,
-            &component.grants,
-            &budget,
-            CallCancellation::new(),
-            call_id.clone(),
-            detached,
-        );
+        // An instance made ahead serves a cleanup as well as a call: its
+        // store differs from a call's only in the fuel and time bound here.
+        let made = match component.ahead.take(component, &self.guests).await {
+            Some(mut guest) => {
+                guest.bind(&budget, CallCancellation::new(), call_id.clone(), detached).map(|()| guest)
+            }
+            None => Guest::new(
+                &component.pre,
+                &component.grants,
+                &budget,
+                CallCancellation::new(),
+                call_id.clone(),
+                detached,
+            ),
+        };
         let mut guest = match made {
             Ok(guest) => guest,
             Err(err) => {

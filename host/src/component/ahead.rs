@@ -6,7 +6,7 @@
 //! `echo` here. None of that depends on the call. So once a component has
 //! been called, the host keeps one instance of it made ahead: the next
 //! call takes it, and the one after is made on the guest pool meanwhile,
-//! off the call's path.
+//! off the call's path. A cleanup after a stopped call takes one too.
 //!
 //! It is still a fresh instance per call. It has never run guest code
 //! other than its own start functions, its store was made for the
