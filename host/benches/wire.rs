@@ -36,7 +36,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     UNPRIVILEGED.store(args.iter().any(|a| a == "--unprivileged"), Ordering::Relaxed);
-    // `--only NAME` runs one section: echo, throughput, cancel, cancel-busy,
+    // `--only NAME` runs one section: echo, throughput, cancel,
+    // cancel-languages, cancel-busy,
     // client, approval, neighbour, startup, fuel, tiering, languages, http.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
@@ -87,8 +88,15 @@ async fn run(scale: Scale, only: Option<String>) {
     if wanted("cancel") {
         for grace in ["0", "100ms"] {
             for tool in ["spin", "stall"] {
-                cancel_latency(tool, grace, scale).await;
+                cancel_latency("demo", tool, grace, scale).await;
             }
+        }
+    }
+    if wanted("cancel-languages") {
+        // `spin` ignores its `cancelled` in every language: the host has to
+        // stop it, then run its cleanup (which removes its lock).
+        for component in components(&["demo", "python-tool", "js-tool"]) {
+            cancel_latency(&component, "spin", "0", scale).await;
         }
     }
     if wanted("cancel-busy") {
@@ -329,12 +337,30 @@ async fn concurrent_throughput(scale: Scale) {
     println!("\nratio (wasm / native):\n- {}\n", summary.join("\n- "));
 }
 
+/// Whether the host under test (`BENCH_HOST_BINARY` or this build) has
+/// `flag`: another build may be older.
+fn host_knows(flag: &str) -> bool {
+    let binary = std::env::var_os("BENCH_HOST_BINARY").map_or_else(harness::host_binary, Into::into);
+    let help = std::process::Command::new(binary).arg("--help").output().expect("running the host's --help");
+    String::from_utf8_lossy(&help.stdout).contains(flag)
+}
+
+/// The fixtures `--components a,b` names (from target/guests), or `default`.
+fn components(default: &[&str]) -> Vec<String> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--components") {
+        Some(i) => args[i + 1].split(',').map(str::to_string).collect(),
+        None => default.iter().map(|c| c.to_string()).collect(),
+    }
+}
+
 /// From the client sending `notifications/cancelled` to the host's "call
 /// ended" event (guest stopped, store dropped, cleanup finished).
-async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
+async fn cancel_latency(component: &str, tool: &str, grace: &str, scale: Scale) {
     let locks = lock_dir();
     let dir = locks.path().display().to_string();
-    let host = start_host(&["--dir", &dir, "--cancel-grace", grace], "mcp_wasm_host=info,warn").await;
+    let args = ["--dir", &dir, "--cancel-grace", grace];
+    let host = start_component(component, &args, "mcp_wasm_host=info,warn").await;
     let mut samples = Vec::with_capacity(scale.cancel_trials);
     for trial in 0..scale.cancel_trials {
         let handle = host.start_call(tool, no_args()).await;
@@ -348,7 +374,7 @@ async fn cancel_latency(tool: &str, grace: &str, scale: Scale) {
     }
     let s = Samples::new(samples);
     println!(
-        "cancel → stopped + cleanup done, `{tool}`, --cancel-grace {grace}{}: p50 {}, p99 {} ({} trials)\n",
+        "cancel → stopped + cleanup done, {component} `{tool}`, --cancel-grace {grace}{}: p50 {}, p99 {} ({} trials)\n",
         if UNPRIVILEGED.load(Ordering::Relaxed) { ", host as nobody" } else { "" },
         ms(s.p50()),
         ms(s.p99()),
@@ -660,11 +686,7 @@ async fn approval_pauses(scale: Scale) {
 /// `tools/list` with a cold and a warm compile cache. `--components a,b`
 /// picks other fixtures from target/guests.
 async fn languages(scale: Scale) {
-    let args: Vec<String> = std::env::args().collect();
-    let components: Vec<String> = match args.iter().position(|a| a == "--components") {
-        Some(i) => args[i + 1].split(',').map(str::to_string).collect(),
-        None => ["demo", "python-tool", "js-tool"].map(str::to_string).to_vec(),
-    };
+    let components = components(&["demo", "python-tool", "js-tool"]);
     // The big components compile cold in seconds: fewer cold starts, and
     // a quarter of the throughput calls.
     let (cold_trials, warm_trials) = (scale.start_trials.div_ceil(5), scale.start_trials);
@@ -678,7 +700,14 @@ async fn languages(scale: Scale) {
     for component in &components {
         // Compile into the cache first: a host that compiled the component
         // itself keeps the compiler's memory, which is not the tool's cost.
-        time_component_to_list(component, &cached).await;
+        // `--no-tiering`: a tiered host answers on baseline code and may be
+        // gone before its optimized code is cached (a build from before
+        // tiering has no such flag, and needs none).
+        let mut prime = cached.to_vec();
+        if host_knows("--no-tiering") {
+            prime.push("--no-tiering");
+        }
+        time_component_to_list(component, &prime).await;
         let host = start_component(component, &cached, "warn").await;
         host.client.peer().list_all_tools().await.unwrap();
         rss_start.push(rss_kib(host.child.id().unwrap()));
@@ -722,16 +751,22 @@ async fn languages(scale: Scale) {
         scale.echo_calls
     );
     println!(
-        "| component | size | echo p50 | echo p99 | calls/s (32 in flight) | RSS idle | RSS after | cold start | warm start |"
+        "| component | size | echo p50 | × first | echo p99 | calls/s (32 in flight) | × first | RSS idle | RSS after | cold start | warm start |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    // Ratios are to the first component's figures (the Rust demo by default).
+    let echo: Vec<Samples> = echo.into_iter().map(Samples::new).collect();
+    for rounds in &mut rate {
+        rounds.sort_by(f64::total_cmp);
+    }
     for (i, component) in components.iter().enumerate() {
-        let echo = Samples::new(std::mem::take(&mut echo[i]));
-        rate[i].sort_by(f64::total_cmp);
+        let echo_ratio = echo[i].p50().as_secs_f64() / echo[0].p50().as_secs_f64();
+        let rate_ratio = rate[i][2] / rate[0][2];
+        let echo = &echo[i];
         let size = std::fs::metadata(harness::guest(component)).map(|m| m.len()).unwrap_or(0);
         let (cold, warm) = &starts[i];
         println!(
-            "| {component} | {:.1} MB | {} | {} | {:.0} | {:.1} MiB | {:.1} MiB | {} | {} |",
+            "| {component} | {:.1} MB | {} | {echo_ratio:.2}× | {} | {:.0} | {rate_ratio:.2}× | {:.1} MiB | {:.1} MiB | {} | {} |",
             size as f64 / 1e6,
             ms(echo.p50()),
             ms(echo.p99()),

@@ -1,0 +1,58 @@
+"""A bare stdio driver for profiling the host: N sequential `echo` calls.
+
+No SDK, so a profiler attached to the host (perf record, perf stat,
+strace) sees only the host's work. Speaks protocol 2026-07-28 (one
+`server/discover`, then stateless requests) and prints the p50 and p90
+round trip and the child's resident memory at the end (the host's; with
+PREFIX, the profiler's). Not part of the
+bench's figures; BENCHMARKS.md says where it was used.
+
+    python3 host/benches/raw_echo.py target/release/mcp-wasm-host \
+        target/guests/python-tool.wasm 1000 [host args...]
+    PREFIX="perf stat -e page-faults --" python3 host/benches/raw_echo.py ...
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+host, component, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+command = os.environ.get("PREFIX", "").split() + [host, "--component", component] + sys.argv[4:]
+child = subprocess.Popen(
+    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
+)
+meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "raw_echo", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def request(id, method, params):
+    child.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\n")
+    child.stdin.flush()
+    while True:
+        message = json.loads(child.stdout.readline())
+        if message.get("id") == id:
+            return message
+
+
+request(0, "server/discover", {"_meta": meta})
+request(1, "tools/list", {"_meta": meta})
+times = []
+for id in range(2, calls + 2):
+    started = time.perf_counter()
+    reply = request(id, "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta})
+    times.append(time.perf_counter() - started)
+    if "error" in reply or reply["result"].get("isError"):
+        sys.exit(f"call {id} failed: {reply}")
+times.sort()
+status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{child.pid}/status") if line.startswith("Rss")}
+print(
+    f"{component}: p50 {times[len(times) // 2] * 1e3:.3f} ms, p90 {times[int(len(times) * 0.9)] * 1e3:.3f} ms, "
+    f"RSS anon {status['RssAnon'] / 1024:.1f} MiB + file {status['RssFile'] / 1024:.1f} MiB"
+)
+child.stdin.close()
+child.wait()
