@@ -9,6 +9,7 @@ bench's figures; BENCHMARKS.md says where it was used.
 
     python3 host/benches/raw_echo.py target/release/mcp-wasm-host \
         target/guests/python-tool.wasm 1000 [host args...]
+    IN_FLIGHT=32 python3 host/benches/raw_echo.py ...   # then 5 000 more, 32 at a time
     PREFIX="perf stat -e page-faults --" python3 host/benches/raw_echo.py ...
 """
 
@@ -48,11 +49,23 @@ for id in range(2, calls + 2):
     times.append(time.perf_counter() - started)
     if "error" in reply or reply["result"].get("isError"):
         sys.exit(f"call {id} failed: {reply}")
+in_flight = int(os.environ.get("IN_FLIGHT", "0"))
+next_id = calls + 2
+for _ in range(5000 // max(in_flight, 1) if in_flight else 0):
+    # `in_flight` requests written at once, then their responses read.
+    for id in range(next_id, next_id + in_flight):
+        params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
+        child.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}) + "\n")
+    child.stdin.flush()
+    for _ in range(in_flight):
+        child.stdout.readline()
+    next_id += in_flight
 times.sort()
 status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{child.pid}/status") if line.startswith("Rss")}
+status |= {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{child.pid}/smaps_rollup") if line.startswith("Pss")}
 print(
     f"{component}: p50 {times[len(times) // 2] * 1e3:.3f} ms, p90 {times[int(len(times) * 0.9)] * 1e3:.3f} ms, "
-    f"RSS anon {status['RssAnon'] / 1024:.1f} MiB + file {status['RssFile'] / 1024:.1f} MiB"
+    f"RSS anon {status['RssAnon'] / 1024:.1f} MiB + file {status['RssFile'] / 1024:.1f} MiB, Pss {status['Pss'] / 1024:.1f} MiB"
 )
 child.stdin.close()
 child.wait()

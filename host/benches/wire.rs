@@ -337,6 +337,20 @@ async fn concurrent_throughput(scale: Scale) {
     println!("\nratio (wasm / native):\n- {}\n", summary.join("\n- "));
 }
 
+/// The proportional set size of process `pid` in KiB: its resident pages,
+/// each shared page divided among its sharers. A pool slot maps its
+/// component's memory image from the compiled artifact, so the same page
+/// cache pages show in the RSS of every slot that read them; Pss counts
+/// them once.
+fn pss_kib(pid: u32) -> u64 {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Whether the host under test (`BENCH_HOST_BINARY` or this build) has
 /// `flag`: another build may be older.
 fn host_knows(flag: &str) -> bool {
@@ -730,6 +744,7 @@ async fn languages(scale: Scale) {
         }
     }
     let rss_after: Vec<u64> = hosts.iter().map(|host| rss_kib(host.child.id().unwrap())).collect();
+    let pss_after: Vec<u64> = hosts.iter().map(|host| pss_kib(host.child.id().unwrap())).collect();
     drop(hosts);
 
     let mut starts = Vec::new();
@@ -751,9 +766,9 @@ async fn languages(scale: Scale) {
         scale.echo_calls
     );
     println!(
-        "| component | size | echo p50 | × first | echo p99 | calls/s (32 in flight) | × first | RSS idle | RSS after | cold start | warm start |"
+        "| component | size | echo p50 | × first | echo p99 | calls/s (32 in flight) | × first | RSS idle | RSS after | Pss after | cold start | warm start |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // Ratios are to the first component's figures (the Rust demo by default).
     let echo: Vec<Samples> = echo.into_iter().map(Samples::new).collect();
     for rounds in &mut rate {
@@ -766,13 +781,14 @@ async fn languages(scale: Scale) {
         let size = std::fs::metadata(harness::guest(component)).map(|m| m.len()).unwrap_or(0);
         let (cold, warm) = &starts[i];
         println!(
-            "| {component} | {:.1} MB | {} | {echo_ratio:.2}× | {} | {:.0} | {rate_ratio:.2}× | {:.1} MiB | {:.1} MiB | {} | {} |",
+            "| {component} | {:.1} MB | {} | {echo_ratio:.2}× | {} | {:.0} | {rate_ratio:.2}× | {:.1} MiB | {:.1} MiB | {:.1} MiB | {} | {} |",
             size as f64 / 1e6,
             ms(echo.p50()),
             ms(echo.p99()),
             rate[i][2],
             rss_start[i] as f64 / 1024.0,
             rss_after[i] as f64 / 1024.0,
+            pss_after[i] as f64 / 1024.0,
             ms(cold.p50()),
             ms(warm.p50()),
         );
