@@ -343,12 +343,7 @@ async fn concurrent_throughput(scale: Scale) {
 /// cache pages show in the RSS of every slot that read them; Pss counts
 /// them once.
 fn pss_kib(pid: u32) -> u64 {
-    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    rollup
-        .lines()
-        .find_map(|line| line.strip_prefix("Pss:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    harness::proc_kib(pid, "smaps_rollup", "Pss:")
 }
 
 /// Whether the host under test (`BENCH_HOST_BINARY` or this build) has

@@ -56,7 +56,7 @@ pub struct ToolComponent {
     /// Set while it runs baseline code, until [`crate::tiering`] swaps in
     /// optimized code.
     pub baseline: Option<BaselineCode>,
-    /// Its next call's instance, made ahead once it has been called.
+    /// Its next call's instance, made ahead when its instances are slow to make.
     pub ahead: Ahead,
 }
 

@@ -130,7 +130,7 @@ impl Epochs {
 }
 
 /// How many instances may be made ahead of their calls at once, across
-/// the host (`call::ahead`). The pool has these slots on top of the calls'.
+/// the host (`component::ahead`). The pool has these slots on top of the calls'.
 pub const AHEAD: u32 = 4;
 
 const WASM_PAGE: usize = 64 << 10;

@@ -654,10 +654,14 @@ impl Host {
 
 /// The resident memory of process `pid`, in KiB, from /proc.
 pub fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+    proc_kib(pid, "status", "VmRSS:")
+}
+
+/// The figure after `field` in `/proc/<pid>/<file>` (in KiB there), or 0.
+pub fn proc_kib(pid: u32, file: &str, field: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).unwrap_or_default();
+    text.lines()
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
 }

@@ -13,7 +13,6 @@ use crate::component::ToolComponent;
 use crate::contract::types::StopReason;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_output::escape_controls;
-use crate::store::Guest;
 
 impl CallRunner {
     /// Runs the component's `cleanup` for `call_id` in a new store.
@@ -30,19 +29,10 @@ impl CallRunner {
         detached.limit_payloads(limits);
         // An instance made ahead serves a cleanup as well as a call: its
         // store differs from a call's only in the fuel and time bound here.
-        let made = match component.ahead.take(component, &self.guests).await {
-            Some(mut guest) => {
-                guest.bind(&budget, CallCancellation::new(), call_id.clone(), detached).map(|()| guest)
-            }
-            None => Guest::new(
-                &component.pre,
-                &component.grants,
-                &budget,
-                CallCancellation::new(),
-                call_id.clone(),
-                detached,
-            ),
-        };
+        let (made, _) = component
+            .ahead
+            .guest(component, &self.guests, &budget, CallCancellation::new(), call_id.clone(), detached)
+            .await;
         let mut guest = match made {
             Ok(guest) => guest,
             Err(err) => {

@@ -3,7 +3,7 @@
 //! 0. if the tool needs the user's approval, the user is asked first; no
 //!    answer in time is a decline, and nothing has run;
 //! 1. a fresh store and instance of the pre-instantiated component (made
-//!    ahead of the call once the component has been called:
+//!    ahead of the call for a component slow to instantiate:
 //!    `component::ahead`);
 //! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
 //!    and host shutdown ([`stop`]) — whichever comes first flips the call's
@@ -46,7 +46,6 @@ use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_pool::GuestPool;
 use crate::schema::{CheckFailure, Checker};
 use crate::stats::Stats;
-use crate::store::Guest;
 use crate::wit::types::stop_reason_name;
 
 pub use outcome::CallOutcome;
@@ -277,21 +276,10 @@ impl CallRunner {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
         let budget = StoreBudget::for_call(limits);
-        let ready = component.ahead.take(component, &self.guests).await;
-        let ahead = ready.is_some();
-        let made = match ready {
-            Some(mut guest) => {
-                guest.bind(&budget, cancellation.clone(), call_id.clone(), channel).map(|()| guest)
-            }
-            None => Guest::new(
-                &component.pre,
-                &component.grants,
-                &budget,
-                cancellation.clone(),
-                call_id.clone(),
-                channel,
-            ),
-        };
+        let (made, ahead) = component
+            .ahead
+            .guest(component, &self.guests, &budget, cancellation.clone(), call_id.clone(), channel)
+            .await;
         let guest = match made {
             Ok(guest) => guest,
             Err(err) => {

@@ -3,8 +3,9 @@
 //! A big guest spends a good part of a call just being instantiated: the
 //! CPython component fills tables of ~5 000 function references and
 //! resolves ~2 000 imports between its core modules, 0.5 ms of a 1 ms
-//! `echo` here. None of that depends on the call. So once a component has
-//! been called, the host keeps one instance of it made ahead: the next
+//! `echo` here. None of that depends on the call. So once its calls have
+//! shown a component's instances take 100 µs or more to make, the host
+//! keeps one instance of it made ahead: the next
 //! call takes it, and the one after is made on the guest pool meanwhile,
 //! off the call's path. A cleanup after a stopped call takes one too.
 //!
@@ -24,6 +25,8 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, watch};
 
 use super::ToolComponent;
+use crate::ask::CallChannel;
+use crate::cancellation::CallCancellation;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_pool::GuestPool;
 use crate::store::Guest;
@@ -61,10 +64,32 @@ struct Made {
 }
 
 impl Ahead {
+    /// A store and instance of `component` for call `call_id` (its run or
+    /// its cleanup) within `budget`: the instance made ahead, bound to it,
+    /// or else a new store. The flag says which.
+    pub async fn guest(
+        &self,
+        component: &ToolComponent,
+        guests: &GuestPool,
+        budget: &StoreBudget,
+        cancellation: CallCancellation,
+        call_id: Arc<str>,
+        channel: CallChannel,
+    ) -> (anyhow::Result<Guest>, bool) {
+        match self.take(component, guests).await {
+            Some(mut guest) => (guest.bind(budget, cancellation, call_id, channel).map(|()| guest), true),
+            None => {
+                let made =
+                    Guest::new(&component.pre, &component.grants, budget, cancellation, call_id, channel);
+                (made, false)
+            }
+        }
+    }
+
     /// The instance made ahead for a call of `component` (to be bound to
     /// the call), if one is ready or nearly so; either way, the next one is
     /// started.
-    pub async fn take(&self, component: &ToolComponent, guests: &GuestPool) -> Option<Guest> {
+    async fn take(&self, component: &ToolComponent, guests: &GuestPool) -> Option<Guest> {
         let mut done = {
             let mut slot = self.lock();
             match (slot.ready.take(), slot.making.clone()) {
