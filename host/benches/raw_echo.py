@@ -51,6 +51,7 @@ for id in range(2, calls + 2):
         sys.exit(f"call {id} failed: {reply}")
 in_flight = int(os.environ.get("IN_FLIGHT", "0"))
 next_id = calls + 2
+burst_started = time.perf_counter()
 for _ in range(5000 // max(in_flight, 1) if in_flight else 0):
     # `in_flight` requests written at once, then their responses read.
     for id in range(next_id, next_id + in_flight):
@@ -60,12 +61,14 @@ for _ in range(5000 // max(in_flight, 1) if in_flight else 0):
     for _ in range(in_flight):
         child.stdout.readline()
     next_id += in_flight
+burst = time.perf_counter() - burst_started
 times.sort()
 status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{child.pid}/status") if line.startswith("Rss")}
 status |= {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{child.pid}/smaps_rollup") if line.startswith("Pss")}
 print(
     f"{component}: p50 {times[len(times) // 2] * 1e3:.3f} ms, p90 {times[int(len(times) * 0.9)] * 1e3:.3f} ms, "
     f"RSS anon {status['RssAnon'] / 1024:.1f} MiB + file {status['RssFile'] / 1024:.1f} MiB, Pss {status['Pss'] / 1024:.1f} MiB"
+    + (f", {next_id - calls - 2} calls {in_flight} at a time: {(next_id - calls - 2) / burst:.0f} calls/s" if in_flight else "")
 )
 child.stdin.close()
 child.wait()

@@ -25,6 +25,14 @@ pub struct CompiledModule {
     index: Arc<CompiledFunctionsTable>,
     /// Sorted list, by function index, of names we have for this module.
     func_names: Vec<FunctionName>,
+    /// (mcp-wasm-host patch, see PATCH.md) For each defined function, its
+    /// array-to-wasm trampoline's location and its own, looked up in
+    /// `index` once here. Every instantiation builds a `VMFuncRef` for each
+    /// function its tables and exports name, and `index` finds a trampoline
+    /// by binary search: for a dynamically linked guest (CPython, thousands
+    /// of table entries per instance) those searches were a third of a call.
+    /// An empty location stands for one `index` does not have.
+    func_ref_locs: Box<[(FunctionLoc, FunctionLoc)]>,
 }
 
 impl CompiledModule {
@@ -51,6 +59,23 @@ impl CompiledModule {
         index: Arc<CompiledFunctionsTable>,
         profiler: &dyn ProfilingAgent,
     ) -> Result<Self> {
+        let none = FunctionLoc {
+            start: 0,
+            length: 0,
+        };
+        let module_index = info.module.module_index;
+        let func_ref_locs = info
+            .module
+            .defined_func_indices()
+            .map(|i| {
+                let array = FuncKey::ArrayToWasmTrampoline(module_index, i);
+                let wasm = FuncKey::DefinedWasmFunction(module_index, i);
+                (
+                    index.func_loc(array).copied().unwrap_or(none),
+                    index.func_loc(wasm).copied().unwrap_or(none),
+                )
+            })
+            .collect();
         let mut ret = Self {
             unique_id: CompiledModuleId::new(),
             engine_code,
@@ -58,6 +83,7 @@ impl CompiledModule {
             meta: info.meta,
             index,
             func_names: info.func_names,
+            func_ref_locs,
         };
         ret.register_profiling(profiler)?;
 
@@ -167,6 +193,21 @@ impl CompiledModule {
 
     /// Gets the function location information for a given function index.
     pub fn func_loc(&self, key: FuncKey) -> &FunctionLoc {
+        // (mcp-wasm-host patch) The two kinds a `VMFuncRef` needs come from
+        // the table made at load; anything else, or a location the table
+        // does not have, takes the original path (and its panic).
+        let cached = match key {
+            FuncKey::ArrayToWasmTrampoline(module, i) if module == self.module_index() => {
+                self.func_ref_locs.get(i.as_u32() as usize).map(|locs| &locs.0)
+            }
+            FuncKey::DefinedWasmFunction(module, i) if module == self.module_index() => {
+                self.func_ref_locs.get(i.as_u32() as usize).map(|locs| &locs.1)
+            }
+            _ => None,
+        };
+        if let Some(loc) = cached.filter(|loc| !loc.is_empty()) {
+            return loc;
+        }
         self.index
             .func_loc(key)
             .expect("defined function should be present")

@@ -144,6 +144,14 @@ pub struct Instance {
     /// cross-thread stuff used in `InstancePre`)
     store: Option<VMStoreRawPtr>,
 
+    /// (mcp-wasm-host patch, see PATCH.md) This instance's code in its
+    /// store, found in the store's module registry by the first `VMFuncRef`
+    /// built and kept for the rest: the registry is two tree lookups, and a
+    /// dynamically linked guest builds thousands of `VMFuncRef`s per
+    /// instantiation. The code lives as long as the store, which outlives
+    /// the instance.
+    store_text: Option<SendSyncPtr<[u8]>>,
+
     /// Additional context used by compiled wasm code. This field is last, and
     /// represents a dynamically-sized array that extends beyond the nominal
     /// end of the struct (similar to a flexible array member).
@@ -209,6 +217,7 @@ impl Instance {
             #[cfg(feature = "wmemcheck")]
             wmemcheck_state,
             store: None,
+            store_text: None,
             vmctx: OwnedVMContext::new(),
         })?;
 
@@ -932,7 +941,7 @@ impl Instance {
     /// functions here. Effectively all the arguments here must be "logically
     /// correct" for the `VMFuncRef` being initialized.
     unsafe fn initialize_and_return_funcref(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         registry: &ModuleRegistry,
         type_index: VMSharedTypeIndex,
         vmctx_offset: u32,
@@ -960,20 +969,34 @@ impl Instance {
         // it's better for instantiation performance if we don't have to track
         // "is-initialized" state at all!
 
-        let module_with_code = ModuleWithCode::in_store(
-            registry,
-            self.runtime_module()
-                .expect("funcref impossible in fake module"),
-        )
-        .expect("module not in store");
+        let text = match self.store_text {
+            Some(text) => text,
+            None => {
+                let module = self
+                    .runtime_module()
+                    .expect("funcref impossible in fake module");
+                let module_with_code =
+                    ModuleWithCode::in_store(registry, module).expect("module not in store");
+                let text = SendSyncPtr::from(module_with_code.text());
+                // SAFETY: not moving data out of `self`.
+                unsafe { self.as_mut().get_unchecked_mut() }.store_text = Some(text);
+                text
+            }
+        };
+        // SAFETY: `text` is the store's code for this module (see
+        // `store_text`), alive as long as the store.
+        let text = unsafe { text.as_ref() };
+        let compiled = self
+            .runtime_module()
+            .expect("funcref impossible in fake module")
+            .compiled_module();
+        let function = |key| &text[compiled.function_range(key)];
 
-        let array_call =
-            VmPtr::from(NonNull::from(module_with_code.function(array_to_wasm_key)).cast());
+        let array_call = VmPtr::from(NonNull::from(function(array_to_wasm_key)).cast());
 
         let wasm_call = Some(VmPtr::from(
             NonNull::new(
-                module_with_code
-                    .function(wasm_key)
+                function(wasm_key)
                     .as_ptr()
                     .cast::<VMWasmCallFunction>()
                     .cast_mut(),
