@@ -185,6 +185,7 @@ impl Guest {
         tool: &str,
         arguments: &str,
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
+        self.store.data_mut().sandbox.enter();
         let instance = self.instance().await?;
         let state = self.store.data_mut();
         let cancelled = wit::cancellation::hand_to_guest(state.sandbox.table(), &state.cancellation)?;
@@ -195,6 +196,7 @@ impl Guest {
 
     /// `tool.cleanup` for `call_id`, stopped for `reason`.
     pub async fn cleanup(&mut self, call_id: &str, reason: StopReason) -> wasmtime::Result<()> {
+        self.store.data_mut().sandbox.enter();
         let instance = self.instance().await?;
         instance.mcp_tool_tool().call_cleanup(&mut self.store, call_id, reason).await
     }

@@ -577,3 +577,35 @@ async fn https_to_a_name_goes_to_the_checked_address_and_names_the_host_for_tls(
     assert_eq!(hello.first(), Some(&0x16), "a TLS handshake record");
     assert!(hello.windows(9).any(|w| w == b"localhost"), "SNI names the URI's host");
 }
+
+/// Calls take turns to start (two per guest thread), and a guest gives its
+/// turn back when it first blocks or has computed for a short call: more
+/// guests blocked in a host call and more spinning than there are turns
+/// all get their instances, and a call behind them is still served.
+#[tokio::test]
+async fn guests_that_block_or_spin_do_not_hold_up_the_calls_behind_them() {
+    let locks = tempfile::tempdir().unwrap();
+    let dir = locks.path().display().to_string();
+    let host = Host::start(Start::new("demo", &["--dir", &dir, "--max-concurrent-calls", "64"])).await;
+    // More of each than the host has turns, on any machine.
+    let each = 2 * std::thread::available_parallelism().map_or(2, |n| n.get()) + 2;
+    let mut running = Vec::new();
+    for _ in 0..each {
+        running.push(host.start_call("wait_for_cancel", no_args()).await);
+        running.push(host.start_call("spin", no_args()).await);
+    }
+    let all_started = async {
+        while host.status().await["live_stores"].as_u64() < Some(2 * each as u64) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    if tokio::time::timeout(PATIENCE, all_started).await.is_err() {
+        panic!("{} calls never all got their instances: {}", 2 * each, host.status().await);
+    }
+    let behind = host.call("echo", json!({ "text": "behind them" })).await.unwrap();
+    assert_eq!(text_of(&behind), "behind them");
+    for call in running {
+        call.cancel(Some("test is done".into())).await.unwrap();
+    }
+    host.wait_until_idle().await;
+}

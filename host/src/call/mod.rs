@@ -43,7 +43,7 @@ use crate::component::ToolComponent;
 use crate::contract::types::{CallResult, StopReason};
 use crate::limits::HumanDuration;
 use crate::sandbox::StoreBudget;
-use crate::sandbox::guest_pool::GuestPool;
+use crate::sandbox::guest_pool::{GuestPool, StartTurn};
 use crate::schema::{CheckFailure, Checker};
 use crate::stats::Stats;
 use crate::wit::types::stop_reason_name;
@@ -182,9 +182,13 @@ impl CallRunner {
             self.stats.metrics().call_ended(tool, outcome.label(), None, None);
             return outcome;
         }
-        // Past --max-concurrent-calls, a call waits its turn (still cancellable).
-        let _slot = tokio::select! {
-            slot = self.slots.acquire() => slot.expect("the call semaphore is never closed"),
+        // Past --max-concurrent-calls, a call waits its turn (still
+        // cancellable); then for its turn to start, which the calls starting
+        // before it give back within a short call (`guest_pool`).
+        let (_slot, turn) = tokio::select! {
+            taken = async { (self.slots.acquire().await, self.guests.start_turn().await) } => {
+                (taken.0.expect("the call semaphore is never closed"), taken.1)
+            }
             () = signals.client_cancel.cancelled() => {
                 tracing::info!(call_id = &*call_id, tool, outcome = "stopped", stop_reason = "client-cancelled", "call ended before it started");
                 self.stats.metrics().call_ended(tool, "stopped", None, None);
@@ -203,7 +207,7 @@ impl CallRunner {
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead } =
-            Box::pin(self.run_guest(&call, tool, arguments, stop, *channel)).await;
+            Box::pin(self.run_guest(&call, tool, arguments, stop, *channel, turn)).await;
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome
@@ -272,6 +276,7 @@ impl CallRunner {
         arguments: &str,
         stop: StopSignals,
         channel: CallChannel,
+        turn: StartTurn,
     ) -> GuestEnd {
         let CallContext { component, call_id, cancellation } = *call;
         let limits = &component.limits;
@@ -293,21 +298,25 @@ impl CallRunner {
         // The guest runs on the guest pool and hands its store back when it
         // returns, or when `stop_now` fires (then it is stopped first).
         let stop_now = CancellationToken::new();
-        let task = self.guests.spawn({
-            let stop_now = stop_now.clone();
-            let (call_id, tool, arguments) = (call_id.to_string(), tool.to_string(), arguments.to_string());
-            let mut guest = guest;
-            async move {
-                let result = tokio::select! {
-                    // A guest told to stop is not resumed.
-                    biased;
-                    () = stop_now.cancelled() => None,
-                    result = guest.call(&call_id, &tool, &arguments) => Some(result),
-                };
-                // The call future is dropped here: a guest still running is stopped.
-                (result, guest)
-            }
-        });
+        let task = self
+            .guests
+            .spawn({
+                let stop_now = stop_now.clone();
+                let (call_id, tool, arguments) =
+                    (call_id.to_string(), tool.to_string(), arguments.to_string());
+                let mut guest = guest;
+                async move {
+                    let result = tokio::select! {
+                        // A guest told to stop is not resumed.
+                        biased;
+                        () = stop_now.cancelled() => None,
+                        result = guest.call(&call_id, &tool, &arguments) => Some(result),
+                    };
+                    // The call future is dropped here: a guest still running is stopped.
+                    (result, guest)
+                }
+            })
+            .holding(turn);
         let force_stop = || {
             stop_now.cancel();
             // A computing guest sees `stop_now` at its next epoch yield: now.

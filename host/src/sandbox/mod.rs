@@ -50,6 +50,9 @@ pub struct Sandbox {
     call_id: Arc<str>,
     /// The guest's stdout and stderr, which name the call in their lines.
     output: GuestOutput,
+    /// When the call (or its cleanup) entered the guest; `None` while the
+    /// store is being made ahead of its call. See [`new_store`].
+    entered: Option<Instant>,
 }
 
 /// A store data type that holds a [`Sandbox`].
@@ -77,7 +80,13 @@ impl Sandbox {
             memory: MemoryLimiter::new(budget.max_memory),
             call_id,
             output,
+            entered: None,
         })
+    }
+
+    /// Notes that the call enters the guest now (its run or its cleanup).
+    pub fn enter(&mut self) {
+        self.entered = Some(Instant::now());
     }
 
     /// Hands a sandbox made ahead of its call (see `call::ahead`) to call
@@ -168,7 +177,8 @@ pub fn add_to_linker<T: SandboxView + WasiView + wasmtime_wasi_http::WasiHttpVie
 }
 
 /// A store for `data`, limited to `budget` (memory, fuel), that yields to
-/// the host at every epoch tick.
+/// the host at every epoch tick once a call has run for
+/// [`SHORT_CALL`](guest_pool::SHORT_CALL).
 pub fn new_store<T: SandboxView + 'static>(
     engine: &Engine,
     data: T,
@@ -178,14 +188,29 @@ pub fn new_store<T: SandboxView + 'static>(
     store.limiter(|data| &mut data.sandbox().memory);
     refuel(&mut store, budget)?;
     // Yield to the async runtime on every epoch tick, so a guest that computes
-    // never holds a runtime thread for longer than one tick, and so the host
-    // regains control promptly when a call is cancelled (the canceller bumps
-    // the epoch itself). Stopping is done by dropping the call future.
+    // never holds a runtime thread for long, and so the host regains control
+    // promptly when a call is cancelled (the canceller bumps the epoch
+    // itself). Stopping is done by dropping the call future.
+    //
+    // Except during a call's first `SHORT_CALL`: a short call runs through
+    // on the thread that started it. Yielding there put it behind every
+    // request that arrived meanwhile, and each of those made an instance of
+    // its own and could be interrupted in turn: 32 Python calls in flight
+    // held 22 instances (and their memory slots) at once, 9 without the
+    // yield (BENCHMARKS.md). The cost: a cancel that arrives in that window
+    // is seen up to `SHORT_CALL` later, bounded like the rest by the tick.
     store.set_epoch_deadline(1);
-    // `yield_now` rather than wasmtime's own yield: tokio then runs the
-    // worker's other tasks (the protocol, other calls) before resuming the
-    // guest, instead of resuming it at once from the worker's LIFO slot.
-    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))));
+    store.epoch_deadline_callback(|mut store| {
+        let entered = store.data_mut().sandbox().entered;
+        if entered.is_some_and(|entered| entered.elapsed() < guest_pool::SHORT_CALL) {
+            return Ok(UpdateDeadline::Continue(1));
+        }
+        // `yield_now` rather than wasmtime's own yield: tokio then runs the
+        // worker's other tasks (the protocol, other calls) before resuming
+        // the guest, instead of resuming it at once from the worker's LIFO
+        // slot.
+        Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
+    });
     Ok(store)
 }
 
@@ -205,11 +230,83 @@ pub fn refuel<T>(store: &mut Store<T>, budget: &StoreBudget) -> Result<()> {
 mod tests {
     use super::*;
     use crate::engine::{EngineSettings, Tier, build_engine};
+    use guest_pool::SHORT_CALL;
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::Poll;
 
-    /// Real wasmtime, the host's own engine and store: two instances of a
-    /// module each grow their own memory, and the second growth past the
-    /// call's budget fails (before, each memory had the whole budget). The
-    /// same on baseline (Winch) code as on optimized code.
+    fn budget() -> StoreBudget {
+        StoreBudget {
+            fuel: None,
+            max_memory: 64 << 20,
+            max_handles: 16,
+            time_limit: Duration::from_secs(5),
+            max_guest_output: 1 << 10,
+        }
+    }
+
+    struct Data(Sandbox);
+    impl SandboxView for Data {
+        fn sandbox(&mut self) -> &mut Sandbox {
+            &mut self.0
+        }
+    }
+
+    /// A call's guest runs through epoch ticks for its first `SHORT_CALL`,
+    /// then yields at the next one: the host's engine and store, a guest
+    /// that never returns, and the epoch bumped every 20 µs from another
+    /// thread (as a cancel's `interrupt_guests` does), so without the rule
+    /// the guest would yield within microseconds.
+    #[tokio::test]
+    async fn a_call_runs_through_its_first_short_call_then_yields() {
+        let settings = EngineSettings {
+            max_memory: 64 << 20,
+            max_stack: 512 << 10,
+            max_concurrent_calls: 2,
+            fuel_metering: false,
+        };
+        let engine = build_engine(&settings, Tier::Optimized).unwrap();
+        let wat = r#"(component
+            (core module $m (func (export "spin") (loop br 0)))
+            (core instance $i (instantiate $m))
+            (func (export "spin") (canon lift (core func $i "spin"))))"#;
+        let component = wasmtime::component::Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let done = Arc::new(AtomicBool::new(false));
+        let ticker = std::thread::spawn({
+            let (engine, done) = (engine.clone(), done.clone());
+            move || {
+                while !done.load(Ordering::Relaxed) {
+                    engine.increment_epoch();
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+            }
+        });
+        for _ in 0..5 {
+            let budget = budget();
+            let sandbox = Sandbox::new(&Grants::default(), &budget, "test".into()).unwrap();
+            let mut store = new_store(&engine, Data(sandbox), &budget).unwrap();
+            let linker = wasmtime::component::Linker::<Data>::new(&engine);
+            let instance = linker.instantiate_async(&mut store, &component).await.unwrap();
+            let spin = instance.get_typed_func::<(), ()>(&mut store, "spin").unwrap();
+            store.data_mut().sandbox().enter();
+            let entered = Instant::now();
+            let mut call = pin!(spin.call_async(&mut store, ()));
+            let first_yield = std::future::poll_fn(|cx| match call.as_mut().poll(cx) {
+                Poll::Pending => Poll::Ready(entered.elapsed()),
+                Poll::Ready(_) => panic!("spin returned"),
+            })
+            .await;
+            assert!(
+                first_yield >= SHORT_CALL,
+                "yielded after {first_yield:?}, within its first {SHORT_CALL:?}"
+            );
+            // And it does yield after that, with room for a busy machine.
+            assert!(first_yield < Duration::from_secs(1), "yielded only after {first_yield:?}");
+        }
+        done.store(true, Ordering::Relaxed);
+        ticker.join().unwrap();
+    }
+
     #[tokio::test]
     async fn two_memories_of_one_call_share_its_budget() {
         for tier in [Tier::Optimized, Tier::Baseline] {
@@ -234,19 +331,7 @@ mod tests {
             (func (export "grow-a") (param "pages" u32) (result s32) (canon lift (core func $a "grow")))
             (func (export "grow-b") (param "pages" u32) (result s32) (canon lift (core func $b "grow"))))"#;
         let component = wasmtime::component::Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
-        let budget = StoreBudget {
-            fuel: None,
-            max_memory: 64 << 20,
-            max_handles: 16,
-            time_limit: Duration::from_secs(5),
-            max_guest_output: 1 << 10,
-        };
-        struct Data(Sandbox);
-        impl SandboxView for Data {
-            fn sandbox(&mut self) -> &mut Sandbox {
-                &mut self.0
-            }
-        }
+        let budget = budget();
         let sandbox = Sandbox::new(&Grants::default(), &budget, "test".into()).unwrap();
         let mut store = new_store(&engine, Data(sandbox), &budget).unwrap();
         let linker = wasmtime::component::Linker::<Data>::new(&engine);

@@ -10,7 +10,7 @@
 //! changes the priority of a thread that also runs protocol tasks). The
 //! kernel then lets protocol handling, and the client, preempt a guest.
 //!
-//! - Linux: the thread's nice value goes [`GUEST_NICENESS`] above the
+//! - Linux: the thread's nice value goes [`GUEST_NICENESS`](priority::GUEST_NICENESS) above the
 //!   host's (nice is per thread there).
 //! - macOS: the thread's scheduling priority goes to the minimum of its
 //!   policy (`thread-priority`; not a QoS class, for which no well-kept
@@ -25,6 +25,15 @@
 //! [`EPOCH_TICK`](crate::engine::EPOCH_TICK) while a guest task exists, so
 //! a computing guest yields and can be stopped; 10 ms after the last one,
 //! the ticker sleeps and an idle host uses no CPU.
+//!
+//! Calls take turns to start: at most two per core are between making
+//! their instance and their guest's first pause (returning, blocking in a
+//! host call, or yielding once past [`SHORT_CALL`]). A burst of calls then
+//! makes instances as fast as they can run, instead of all at once: each
+//! instance holds a memory slot, and a big guest's slot maps megabytes of
+//! its image (32 Python calls in flight held 22 instances at once before).
+//! A guest that blocks or computes long gives its turn back, so neither
+//! slow nor hostile guests hold up the calls behind them.
 #![forbid(unsafe_code)]
 
 use std::pin::Pin;
@@ -40,13 +49,11 @@ use tokio::runtime::Runtime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
+mod priority;
 mod ticker;
 
+use priority::Lowering;
 use ticker::{Running, Ticker};
-
-/// How much lower than the host a guest runs (added to the nice value).
-#[cfg(target_os = "linux")]
-const GUEST_NICENESS: i32 = 10;
 
 /// The runtime guest code runs on, and its epoch ticker. One per server;
 /// dropping it stops both without waiting for what still runs.
@@ -56,6 +63,16 @@ pub struct GuestPool {
     ticker: Arc<Ticker>,
     /// One permit per instance that may be made ahead of its call.
     ahead: Arc<Semaphore>,
+    /// One permit per call that may be starting (see the module's doc).
+    starting: Arc<Semaphore>,
+}
+
+/// A call's turn to start (see the module's doc): taken before its
+/// instance is made, handed to its [`GuestTask`], which gives it back at
+/// the guest's first pause.
+pub struct StartTurn {
+    /// Held, never read: dropping it gives the turn back.
+    _permit: OwnedSemaphorePermit,
 }
 
 impl GuestPool {
@@ -74,7 +91,18 @@ impl GuestPool {
             .build()
             .context("cannot start the guest threads")?;
         let ticker = Ticker::start(epochs.clone())?;
-        Ok(GuestPool { runtime: Some(runtime), ticker, ahead: Arc::new(Semaphore::new(AHEAD as usize)) })
+        Ok(GuestPool {
+            runtime: Some(runtime),
+            ticker,
+            ahead: Arc::new(Semaphore::new(AHEAD as usize)),
+            starting: Arc::new(Semaphore::new(threads * STARTING_PER_THREAD)),
+        })
+    }
+
+    /// Waits for a turn to start a call (see the module's doc).
+    pub async fn start_turn(&self) -> StartTurn {
+        let permit = self.starting.clone().acquire_owned().await;
+        StartTurn { _permit: permit.expect("the start semaphore is never closed") }
     }
 
     /// Runs `guest`: on the caller's thread at first, then — once it has
@@ -88,7 +116,11 @@ impl GuestPool {
         F::Output: Send + 'static,
     {
         let running = Running::new(&self.ticker);
-        GuestTask { place: Place::Here { guest: Box::pin(guest), ran: Duration::ZERO, running }, pool: self }
+        GuestTask {
+            place: Place::Here { guest: Box::pin(guest), ran: Duration::ZERO, running },
+            pool: self,
+            turn: None,
+        }
     }
 
     /// Runs `work` on the pool from the start, detached, if one of the
@@ -125,6 +157,10 @@ impl Drop for GuestPool {
     }
 }
 
+/// How many calls per guest thread may be starting at once: two, so one
+/// can make its instance while another's guest runs.
+const STARTING_PER_THREAD: usize = 2;
+
 /// How long a guest runs on the caller's thread before it moves to the
 /// pool. Most calls finish sooner and never pay for the two thread
 /// hand-offs the pool costs (tens of microseconds on a small machine, a
@@ -139,6 +175,8 @@ pub const SHORT_CALL: Duration = Duration::from_micros(500);
 pub struct GuestTask<'pool, T> {
     place: Place<T>,
     pool: &'pool GuestPool,
+    /// The call's turn to start, given back at the guest's first pause.
+    turn: Option<StartTurn>,
 }
 
 /// Where a guest runs now.
@@ -159,6 +197,12 @@ enum Place<T> {
 }
 
 impl<T: Send + 'static> GuestTask<'_, T> {
+    /// Holds `turn` until the guest first pauses, then gives it back.
+    pub fn holding(mut self, turn: StartTurn) -> Self {
+        self.turn = Some(turn);
+        self
+    }
+
     /// Stops the guest and waits until its future (and the store it owns)
     /// has been dropped. A computing guest on the pool is dropped at its
     /// next epoch yield: bump the epoch first to make that now.
@@ -181,7 +225,10 @@ impl<T: Send + 'static> Future for GuestTask<'_, T> {
         let this = &mut *self;
         if let Place::Here { guest, ran, .. } = &mut this.place {
             let polled = Instant::now();
-            if let Poll::Ready(output) = guest.as_mut().poll(cx) {
+            let poll = guest.as_mut().poll(cx);
+            // Returned, blocked or yielded: the next call may start.
+            this.turn = None;
+            if let Poll::Ready(output) = poll {
                 this.place = Place::Gone;
                 return Poll::Ready(output);
             }
@@ -219,54 +266,6 @@ impl<T> Drop for GuestTask<'_, T> {
             handle.abort();
         }
     }
-}
-
-/// What a guest thread does to its own priority when it starts.
-#[derive(Clone, Copy)]
-struct Lowering {
-    /// The nice value guest threads take.
-    #[cfg(target_os = "linux")]
-    nice: Option<i32>,
-}
-
-impl Lowering {
-    /// Guest threads go [`GUEST_NICENESS`] below the calling thread's priority.
-    #[cfg(target_os = "linux")]
-    fn from_this_thread() -> Self {
-        // `None`: the calling thread (per-thread on Linux).
-        let host = rustix::process::getpriority_process(None);
-        Lowering { nice: host.ok().map(|nice| (nice + GUEST_NICENESS).min(19)) }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn from_this_thread() -> Self {
-        Lowering {}
-    }
-
-    /// Lowers the calling thread's priority; never raises it (a thread
-    /// started by a guest thread has the lowered value already).
-    #[cfg(target_os = "linux")]
-    fn apply(self) {
-        use rustix::process::{getpriority_process, setpriority_process};
-        let Some(nice) = self.nice else { return };
-        if getpriority_process(None).is_ok_and(|now| now >= nice) {
-            return;
-        }
-        if let Err(err) = setpriority_process(None, nice) {
-            tracing::debug!("guest thread keeps the host's priority: {err}");
-        }
-    }
-
-    #[cfg(target_os = "macos")]
-    fn apply(self) {
-        use thread_priority::{ThreadPriority, set_current_thread_priority};
-        if let Err(err) = set_current_thread_priority(ThreadPriority::Min) {
-            tracing::debug!("guest thread keeps the host's priority: {err:?}");
-        }
-    }
-
-    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-    fn apply(self) {}
 }
 
 #[cfg(test)]
@@ -358,7 +357,7 @@ mod tests {
         let (thread, nice) = place_after(&pool, SHORT_CALL).await;
         assert!(thread.is_some_and(|name| name.starts_with("guest-")));
         #[cfg(target_os = "linux")]
-        assert_eq!(nice, (host + GUEST_NICENESS).min(19));
+        assert_eq!(nice, (host + priority::GUEST_NICENESS).min(19));
         // The calling thread is untouched.
         assert_eq!(rustix::process::getpriority_process(None).unwrap(), host);
     }
