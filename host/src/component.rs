@@ -29,9 +29,11 @@ use crate::store::{CallState, Guest};
 use crate::tiering::{BaselineCode, Compiler};
 
 mod ahead;
+mod behind;
 mod checks;
 
 pub use ahead::Ahead;
+pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
 
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
@@ -58,6 +60,8 @@ pub struct ToolComponent {
     pub baseline: Option<BaselineCode>,
     /// Its next call's instance, made ahead when its instances are slow to make.
     pub ahead: Ahead,
+    /// How its calls' stores are dropped: behind the response when slow to.
+    pub behind: Behind,
 }
 
 /// One tool as declared by its component, with its input schema compiled.
@@ -185,6 +189,7 @@ impl ToolComponent {
             approvals: ApprovalRules::default(),
             baseline: (compiled.tier == Tier::Baseline).then(|| BaselineCode::new(bytes)),
             ahead: Ahead::default(),
+            behind: Behind::default(),
         })
     }
 
@@ -202,6 +207,7 @@ impl ToolComponent {
             approvals: self.approvals.clone(),
             baseline: None,
             ahead: Ahead::default(),
+            behind: Behind::default(),
         })
     }
 }

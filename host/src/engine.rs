@@ -67,8 +67,9 @@ pub fn build_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine> {
         // roughly halves the per-call cost of a store and instance.
         .concurrency_support(false);
 
-    // The calls' slots, and one per instance made ahead of its call.
-    let slots = settings.max_concurrent_calls + AHEAD;
+    // The calls' slots, one per instance made ahead of its call, and one per
+    // store dropped behind its call.
+    let slots = settings.max_concurrent_calls + AHEAD + BEHIND;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         // Per component: what one call's store may hold (`sandbox`); a
@@ -132,6 +133,11 @@ impl Epochs {
 /// How many instances may be made ahead of their calls at once, across
 /// the host (`component::ahead`). The pool has these slots on top of the calls'.
 pub const AHEAD: u32 = 4;
+
+/// How many calls' stores may be waiting to be dropped behind their calls at
+/// once, across the host (`component::behind`); past that, a call drops its
+/// own. The pool has these slots on top of the calls' too.
+pub const BEHIND: u32 = 2;
 
 const WASM_PAGE: usize = 64 << 10;
 

@@ -44,6 +44,12 @@ impl CallState {
     pub fn memory_was_hit(&mut self) -> bool {
         self.sandbox.memory_was_hit()
     }
+
+    /// The call is over: its handles closed and its output logged now, the
+    /// store kept only to be dropped (`Sandbox::release`).
+    pub fn release(&mut self) {
+        self.sandbox.release();
+    }
 }
 
 impl SandboxView for CallState {

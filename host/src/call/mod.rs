@@ -347,13 +347,13 @@ impl CallRunner {
                 notifier.abandon()
             }
         }
-        // Drop the store here, before the response: before cleanup runs, so
-        // every handle the call held (files, pollables) is closed when
-        // cleanup releases things; and for a call that returned, because
-        // resetting the instance's memory takes a few microseconds while
-        // handing the drop to another task cost more (a spawn, and often
-        // another worker woken to run it): echo p50 -13 %, BENCHMARKS.md.
-        drop((guest, store_live));
+        // Every handle the call held (files, sockets, pollables) is closed
+        // here, before the response and before cleanup runs, so cleanup
+        // finds them released. The store itself, whose drop resets the
+        // instance's memory slot, goes now or, for a component slow to
+        // reset (an interpreter), behind the response (`component::behind`).
+        guest.state().release();
+        component.behind.drop_store((guest, store_live), &self.guests);
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);

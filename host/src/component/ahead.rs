@@ -124,13 +124,19 @@ impl Ahead {
     /// worth making ahead.
     pub fn note_instantiation(&self, took: Duration) {
         let mut slot = self.lock();
-        // An exponential moving average, weighing the newest by 1/4.
-        slot.typical = Some(slot.typical.map_or(took, |typical| (typical * 3 + took) / 4));
+        slot.typical = Some(smoothed(slot.typical, took));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// `typical` updated with a new measurement, `took`: an exponential moving
+/// average weighing the newest by 1/4, so one slow case after an idle spell
+/// does not flip a choice made on it.
+pub(super) fn smoothed(typical: Option<Duration>, took: Duration) -> Duration {
+    typical.map_or(took, |typical| (typical * 3 + took) / 4)
 }
 
 /// Starts making an instance of `component` into `slot`; `None` if every

@@ -97,6 +97,12 @@ impl GuestOutput {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).call_id = call_id;
     }
 
+    /// The call is over: logs its unfinished lines, and what was discarded,
+    /// now rather than when the store goes.
+    pub fn finish(&self) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).finish();
+    }
+
     /// The guest's stdout.
     pub fn stdout(&self) -> impl StdoutStream + use<> {
         Writer { output: self.clone(), stream: Stream::Stdout }
@@ -153,10 +159,10 @@ impl Shared {
     }
 }
 
-impl Drop for Shared {
-    /// The call is over (its store is gone): log unfinished lines, and what
-    /// was discarded.
-    fn drop(&mut self) {
+impl Shared {
+    /// The call is over: logs unfinished lines, and what was discarded.
+    /// Once: what it logged is not logged again.
+    fn finish(&mut self) {
         for stream in [Stream::Stdout, Stream::Stderr] {
             if !self.partial[stream as usize].is_empty() {
                 self.emit(stream);
@@ -172,7 +178,15 @@ impl Drop for Shared {
                 HumanBytes(self.dropped as usize),
                 HumanBytes(self.limit)
             );
+            self.dropped = 0;
         }
+    }
+}
+
+impl Drop for Shared {
+    /// The store is gone: finish, if the call did not.
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 

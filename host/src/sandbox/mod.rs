@@ -37,7 +37,8 @@ pub use memory::MemoryLimiter;
 
 /// What one call's store holds of the sandbox.
 pub struct Sandbox {
-    wasi: WasiCtx,
+    /// `None` once the call is over ([`Sandbox::release`]).
+    wasi: Option<WasiCtx>,
     http: WasiHttpCtx,
     /// Decides and sends the guest's outgoing HTTP requests.
     outgoing: OutgoingHttp,
@@ -67,7 +68,7 @@ impl Sandbox {
         let deadline = Instant::now() + budget.time_limit;
         let output = GuestOutput::new(call_id.clone(), budget.max_guest_output);
         Ok(Sandbox {
-            wasi: grants.wasi_ctx(&output)?,
+            wasi: Some(grants.wasi_ctx(&output)?),
             http: WasiHttpCtx::new(),
             outgoing: OutgoingHttp::new(grants.hosts.clone(), call_id.clone(), deadline),
             table: {
@@ -84,12 +85,22 @@ impl Sandbox {
         })
     }
 
+    /// The call is over: closes every handle the guest held (files,
+    /// sockets, HTTP requests, pollables, its granted directories) and logs
+    /// the rest of its output, now, whenever the store itself goes. No guest
+    /// code runs in this sandbox afterwards.
+    pub fn release(&mut self) {
+        drop(std::mem::take(&mut self.table));
+        self.wasi = None;
+        self.output.finish();
+    }
+
     /// Notes that the call enters the guest now (its run or its cleanup).
     pub fn enter(&mut self) {
         self.entered = Some(Instant::now());
     }
 
-    /// Hands a sandbox made ahead of its call (see `call::ahead`) to call
+    /// Hands a sandbox made ahead of its call (see `component::ahead`) to call
     /// `call_id`: log lines name it, and its outgoing requests must end
     /// within `time_limit` from now.
     pub fn bind(&mut self, call_id: Arc<str>, time_limit: Duration) {
@@ -115,7 +126,8 @@ impl Sandbox {
 
     /// WASI's view, for the store's `WasiView`.
     pub fn wasi(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        let ctx = self.wasi.as_mut().expect("no guest code runs in a released sandbox");
+        WasiCtxView { ctx, table: &mut self.table }
     }
 
     /// `wasi:http`'s view, for the store's `WasiHttpView`.
@@ -250,6 +262,40 @@ mod tests {
         fn sandbox(&mut self) -> &mut Sandbox {
             &mut self.0
         }
+    }
+
+    /// `release` closes what the call held at once, while the store lives
+    /// on to be dropped later: the handles in its table, and the granted
+    /// directory its WASI context opened.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn release_closes_the_calls_handles_and_its_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap();
+        let mut grants =
+            Grants::new(vec![path.display().to_string().parse().unwrap()], vec![], Default::default());
+        grants.capture().unwrap();
+        let open_on_dir = || {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| *target == path)
+                .count()
+        };
+        let before = open_on_dir();
+        let mut sandbox = Sandbox::new(&grants, &budget(), "test".into()).unwrap();
+        assert_eq!(open_on_dir(), before + 1, "the call's WASI context opens the grant");
+        struct Handle(Arc<AtomicBool>);
+        impl Drop for Handle {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let closed = Arc::new(AtomicBool::new(false));
+        sandbox.table().push(Handle(closed.clone())).unwrap();
+        sandbox.release();
+        assert!(closed.load(Ordering::Relaxed), "the guest's handle was closed");
+        assert_eq!(open_on_dir(), before, "the grant's handle was closed");
     }
 
     /// A call's guest runs through epoch ticks for its first `SHORT_CALL`,

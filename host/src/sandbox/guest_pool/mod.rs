@@ -43,7 +43,7 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::engine::{AHEAD, Epochs};
+use crate::engine::{AHEAD, BEHIND, Epochs};
 use anyhow::{Context as _, Result};
 use tokio::runtime::Runtime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -65,6 +65,10 @@ pub struct GuestPool {
     ahead: Arc<Semaphore>,
     /// One permit per call that may be starting (see the module's doc).
     starting: Arc<Semaphore>,
+    /// How many calls may be starting at once.
+    turns: usize,
+    /// One permit per store that may be waiting to be dropped on the pool.
+    behind: Arc<Semaphore>,
 }
 
 /// A call's turn to start (see the module's doc): taken before its
@@ -96,6 +100,8 @@ impl GuestPool {
             ticker,
             ahead: Arc::new(Semaphore::new(AHEAD as usize)),
             starting: Arc::new(Semaphore::new(threads * STARTING_PER_THREAD)),
+            turns: threads * STARTING_PER_THREAD,
+            behind: Arc::new(Semaphore::new(BEHIND as usize)),
         })
     }
 
@@ -144,6 +150,28 @@ impl GuestPool {
             work.await
         });
         true
+    }
+
+    /// Drops `store` on the pool, after its call's response, when no other
+    /// call is starting: for a big guest, dropping a store is mostly
+    /// resetting its memory slot for the next instance, a kernel scan of the
+    /// guest's whole memory plus a copy of what it wrote (a fifth of a
+    /// Python `echo`). That helps only while a thread is free for it; with
+    /// calls waiting to start it would only move the work and keep the slot
+    /// longer (a burst then holds more slots at once), so the store is
+    /// dropped here, as it is past [`BEHIND`] waiting or while the pool
+    /// shuts down.
+    pub fn drop_behind<S: Send + 'static>(&self, store: S) {
+        let idle = self.starting.available_permits() == self.turns;
+        match (&self.runtime, self.behind.clone().try_acquire_owned()) {
+            (Some(runtime), Ok(place)) if idle => {
+                runtime.spawn(async move {
+                    drop(store);
+                    drop(place);
+                });
+            }
+            _ => drop(store),
+        }
     }
 }
 
