@@ -19,9 +19,11 @@
 //!   for Windows.)
 //!
 //! A guest starts on the thread of whoever awaits it and moves to the pool
-//! once it has run (been polled) for [`SHORT_CALL`] in all: most calls are
-//! done by then and skip the two thread hand-offs, and a computing guest
-//! moves at its next epoch yield. Epochs advance every
+//! once it has computed for [`SHORT_CALL`] in all (CPU time, so a call
+//! preempted on a busy machine is still a short one; or once its polls held
+//! the thread for 10 ms, computing or not): most calls are done by then and
+//! skip the two thread hand-offs, and a computing guest moves at its next
+//! epoch yield. Epochs advance every
 //! [`EPOCH_TICK`](crate::engine::EPOCH_TICK) while a guest task exists, so
 //! a computing guest yields and can be stopped; 10 ms after the last one,
 //! the ticker sleeps and an idle host uses no CPU.
@@ -36,23 +38,21 @@
 //! slow nor hostile guests hold up the calls behind them.
 #![forbid(unsafe_code)]
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::thread;
-use std::time::{Duration, Instant};
 
 use crate::engine::{AHEAD, BEHIND, Epochs};
 use anyhow::{Context as _, Result};
 use tokio::runtime::Runtime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinHandle;
 
 mod priority;
+mod task;
 mod ticker;
 
 use priority::Lowering;
+pub use task::{GuestTask, SHORT_CALL};
 use ticker::{Running, Ticker};
 
 /// The runtime guest code runs on, and its epoch ticker. One per server;
@@ -121,12 +121,7 @@ impl GuestPool {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let running = Running::new(&self.ticker);
-        GuestTask {
-            place: Place::Here { guest: Box::pin(guest), ran: Duration::ZERO, running },
-            pool: self,
-            turn: None,
-        }
+        GuestTask::new(self, Box::pin(guest), Running::new(&self.ticker))
     }
 
     /// Runs `work` on the pool from the start, detached, if one of the
@@ -189,115 +184,9 @@ impl Drop for GuestPool {
 /// can make its instance while another's guest runs.
 const STARTING_PER_THREAD: usize = 2;
 
-/// How long a guest runs on the caller's thread before it moves to the
-/// pool. Most calls finish sooner and never pay for the two thread
-/// hand-offs the pool costs (tens of microseconds on a small machine, a
-/// third of an `echo`); a computing guest yields at every epoch tick, so it
-/// moves within a tick or two.
-pub const SHORT_CALL: Duration = Duration::from_micros(500);
-
-/// A guest future started by [`GuestPool::spawn`]; awaiting it gives its
-/// output. Dropping it drops the guest. It borrows the pool, so the pool
-/// cannot shut down under it.
-#[must_use = "dropping a GuestTask stops its guest"]
-pub struct GuestTask<'pool, T> {
-    place: Place<T>,
-    pool: &'pool GuestPool,
-    /// The call's turn to start, given back at the guest's first pause.
-    turn: Option<StartTurn>,
-}
-
-/// Where a guest runs now.
-enum Place<T> {
-    /// Polled by whoever awaits the task, until it is no longer a short call.
-    Here {
-        guest: Pin<Box<dyn Future<Output = T> + Send>>,
-        /// How long it has run so far: the time spent in its polls, not the
-        /// time since it started, so a short call that waited for a busy
-        /// thread (many calls in flight) is still a short call.
-        ran: Duration,
-        running: Running,
-    },
-    /// On the pool.
-    Pool(JoinHandle<T>),
-    /// Finished or stopped.
-    Gone,
-}
-
-impl<T: Send + 'static> GuestTask<'_, T> {
-    /// Holds `turn` until the guest first pauses, then gives it back.
-    pub fn holding(mut self, turn: StartTurn) -> Self {
-        self.turn = Some(turn);
-        self
-    }
-
-    /// Stops the guest and waits until its future (and the store it owns)
-    /// has been dropped. A computing guest on the pool is dropped at its
-    /// next epoch yield: bump the epoch first to make that now.
-    pub async fn stop(mut self) {
-        if let Place::Pool(handle) = std::mem::replace(&mut self.place, Place::Gone) {
-            handle.abort();
-            if let Err(err) = handle.await
-                && err.is_panic()
-            {
-                std::panic::resume_unwind(err.into_panic());
-            }
-        }
-    }
-}
-
-impl<T: Send + 'static> Future for GuestTask<'_, T> {
-    type Output = T;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
-        let this = &mut *self;
-        if let Place::Here { guest, ran, .. } = &mut this.place {
-            let polled = Instant::now();
-            let poll = guest.as_mut().poll(cx);
-            // Returned, blocked or yielded: the next call may start.
-            this.turn = None;
-            if let Poll::Ready(output) = poll {
-                this.place = Place::Gone;
-                return Poll::Ready(output);
-            }
-            *ran += polled.elapsed();
-            if *ran < SHORT_CALL {
-                return Poll::Pending;
-            }
-            // Not a short call: on to the pool, below the protocol threads.
-            let Place::Here { guest, running, .. } = std::mem::replace(&mut this.place, Place::Gone) else {
-                unreachable!("matched above")
-            };
-            let runtime = this.pool.runtime.as_ref().expect("the pool is running until dropped");
-            this.place = Place::Pool(runtime.spawn(async move {
-                let _running = running;
-                guest.await
-            }));
-        }
-        let Place::Pool(handle) = &mut this.place else {
-            panic!("a GuestTask is not polled after it finished")
-        };
-        let joined = std::task::ready!(Pin::new(handle).poll(cx));
-        this.place = Place::Gone;
-        match joined {
-            Ok(output) => Poll::Ready(output),
-            // A bug in host code the guest called: fail the caller the same way.
-            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-            Err(_) => unreachable!("a guest task is aborted only by its GuestTask, and the pool outlives it"),
-        }
-    }
-}
-
-impl<T> Drop for GuestTask<'_, T> {
-    fn drop(&mut self) {
-        if let Place::Pool(handle) = &self.place {
-            handle.abort();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::task::thread_cpu_time;
     use super::*;
     use std::time::{Duration, Instant};
 
@@ -363,7 +252,11 @@ mod tests {
     /// which nice value (on Linux).
     async fn place_after(pool: &GuestPool, runs_for: Duration) -> (Option<String>, i32) {
         pool.spawn(async move {
-            thread::sleep(runs_for);
+            // Computes (a guest's time is CPU time), then yields.
+            let started = thread_cpu_time();
+            while thread_cpu_time().saturating_sub(started) < runs_for {
+                std::hint::spin_loop();
+            }
             tokio::task::yield_now().await;
             let nice = if cfg!(target_os = "linux") {
                 rustix::process::getpriority_process(None).unwrap()
