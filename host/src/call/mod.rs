@@ -2,9 +2,9 @@
 //!
 //! 0. if the tool needs the user's approval, the user is asked first; no
 //!    answer in time is a decline, and nothing has run;
-//! 1. a fresh store and instance of the pre-instantiated component (made
-//!    ahead of the call for a component slow to instantiate:
-//!    `component::ahead`);
+//! 1. a turn to start (`sandbox::guest_pool`), then a fresh store and
+//!    instance of the pre-instantiated component (made ahead of the call for
+//!    a component slow to instantiate: `component::ahead`);
 //! 2. the guest runs `tool.call`, watched for a client cancel, the deadline
 //!    and host shutdown ([`stop`]) — whichever comes first flips the call's
 //!    `cancelled` resource (a cancel or shutdown also bumps the epoch, so a
@@ -14,7 +14,8 @@
 //!    (parked at an epoch yield) or blocked in an async host call alike
 //!    (guest code that runs past a short call moves to the guest pool, below
 //!    the protocol threads);
-//! 4. the call's store is dropped, closing every handle it held;
+//! 4. every handle the call held is closed; its store goes then, or, for a
+//!    component slow to reset, just after the response (`component::behind`);
 //! 5. for every call that did not return normally, `tool.cleanup` runs in a
 //!    new store and instance with its own fuel and deadline.
 //!
