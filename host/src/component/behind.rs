@@ -10,7 +10,7 @@
 //! stores are dropped on the guest pool, after the response. What the call
 //! held is closed before its response either way (`Sandbox::release`).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::ahead::smoothed;
@@ -30,17 +30,18 @@ impl Behind {
     /// Drops `store`, a released call's store (with what counts it live):
     /// here and timed, or on `guests` when this component's drops are slow.
     pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool) {
-        let mut typical = self.typical.lock().unwrap_or_else(PoisonError::into_inner);
+        let typical = *self.lock();
         if typical.is_some_and(|typical| typical >= WORTH_DROPPING_BEHIND) {
-            drop(typical);
             guests.drop_behind(store);
             return;
         }
-        drop(typical);
         let started = Instant::now();
         drop(store);
-        let took = started.elapsed();
-        typical = self.typical.lock().unwrap_or_else(PoisonError::into_inner);
-        *typical = Some(smoothed(*typical, took));
+        let mut typical = self.lock();
+        *typical = Some(smoothed(*typical, started.elapsed()));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Duration>> {
+        self.typical.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

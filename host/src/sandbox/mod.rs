@@ -247,6 +247,17 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::task::Poll;
 
+    /// The host's engine, with small limits.
+    fn engine(tier: Tier) -> Engine {
+        let settings = EngineSettings {
+            max_memory: 64 << 20,
+            max_stack: 512 << 10,
+            max_concurrent_calls: 2,
+            fuel_metering: false,
+        };
+        build_engine(&settings, tier).unwrap()
+    }
+
     fn budget() -> StoreBudget {
         StoreBudget {
             fuel: None,
@@ -305,13 +316,7 @@ mod tests {
     /// the guest would yield within microseconds.
     #[tokio::test]
     async fn a_call_runs_through_its_first_short_call_then_yields() {
-        let settings = EngineSettings {
-            max_memory: 64 << 20,
-            max_stack: 512 << 10,
-            max_concurrent_calls: 2,
-            fuel_metering: false,
-        };
-        let engine = build_engine(&settings, Tier::Optimized).unwrap();
+        let engine = engine(Tier::Optimized);
         let wat = r#"(component
             (core module $m (func (export "spin") (loop br 0)))
             (core instance $i (instantiate $m))
@@ -353,6 +358,10 @@ mod tests {
         ticker.join().unwrap();
     }
 
+    /// Real wasmtime, the host's own engine and store: two instances of a
+    /// module each grow their own memory, and the second growth past the
+    /// call's budget fails (before, each memory had the whole budget). The
+    /// same on baseline (Winch) code as on optimized code.
     #[tokio::test]
     async fn two_memories_of_one_call_share_its_budget() {
         for tier in [Tier::Optimized, Tier::Baseline] {
@@ -361,13 +370,7 @@ mod tests {
     }
 
     async fn two_memories_share_the_budget_on(tier: Tier) {
-        let settings = EngineSettings {
-            max_memory: 64 << 20,
-            max_stack: 512 << 10,
-            max_concurrent_calls: 2,
-            fuel_metering: false,
-        };
-        let engine = build_engine(&settings, tier).unwrap();
+        let engine = engine(tier);
         let wat = r#"(component
             (core module $m
                 (memory 1)

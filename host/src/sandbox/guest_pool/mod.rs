@@ -95,12 +95,13 @@ impl GuestPool {
             .build()
             .context("cannot start the guest threads")?;
         let ticker = Ticker::start(epochs.clone())?;
+        let turns = threads * STARTING_PER_THREAD;
         Ok(GuestPool {
             runtime: Some(runtime),
             ticker,
             ahead: Arc::new(Semaphore::new(AHEAD as usize)),
-            starting: Arc::new(Semaphore::new(threads * STARTING_PER_THREAD)),
-            turns: threads * STARTING_PER_THREAD,
+            starting: Arc::new(Semaphore::new(turns)),
+            turns,
             behind: Arc::new(Semaphore::new(BEHIND as usize)),
         })
     }
@@ -112,8 +113,8 @@ impl GuestPool {
     }
 
     /// Runs `guest`: on the caller's thread at first, then — once it has
-    /// run for [`SHORT_CALL`] and is waiting to be polled again — on the
-    /// pool. The epoch ticks for as long as the task exists; dropping the
+    /// computed for [`SHORT_CALL`] and is waiting to be polled again — on
+    /// the pool. The epoch ticks for as long as the task exists; dropping the
     /// returned [`GuestTask`] drops `guest`, which stops a guest still
     /// running (on the pool: at its next yield).
     pub fn spawn<F>(&self, guest: F) -> GuestTask<'_, F::Output>
@@ -158,8 +159,9 @@ impl GuestPool {
     /// shuts down.
     pub fn drop_behind<S: Send + 'static>(&self, store: S) {
         let idle = self.starting.available_permits() == self.turns;
-        match (&self.runtime, self.behind.clone().try_acquire_owned()) {
-            (Some(runtime), Ok(place)) if idle => {
+        let place = idle.then(|| self.behind.clone().try_acquire_owned().ok()).flatten();
+        match (&self.runtime, place) {
+            (Some(runtime), Some(place)) => {
                 runtime.spawn(async move {
                     drop(store);
                     drop(place);

@@ -11,8 +11,8 @@ use tokio::task::JoinHandle;
 use super::ticker::Running;
 use super::{GuestPool, StartTurn};
 
-/// How long a guest runs on the caller's thread before it moves to the
-/// pool. Most calls finish sooner and never pay for the two thread
+/// How much CPU time a guest uses on the caller's thread before it moves
+/// to the pool. Most calls finish sooner and never pay for the two thread
 /// hand-offs the pool costs (tens of microseconds on a small machine, a
 /// third of an `echo`); a computing guest yields at every epoch tick, so it
 /// moves within a tick or two.
