@@ -5,6 +5,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 use sha2::{Digest, Sha256};
@@ -16,9 +17,18 @@ use wasmtime::component::Component;
 pub enum CompileCache {
     /// No caching: compile on every start.
     Disabled,
-    /// Compiled artifacts live in this directory.
-    Dir(PathBuf),
+    /// Compiled artifacts live in `dir`; the oldest are removed when they
+    /// add up to more than `max_size` bytes.
+    Dir {
+        /// The directory (made `0700` if missing).
+        dir: PathBuf,
+        /// Bytes of artifacts kept; the one just written is always kept.
+        max_size: u64,
+    },
 }
+
+/// A `.tmp` file this old was left by a host that died while writing it.
+const STALE_TMP: Duration = Duration::from_secs(3600);
 
 impl CompileCache {
     /// `$XDG_CACHE_HOME/mcp-wasm-host`, or `~/.cache/mcp-wasm-host`.
@@ -43,7 +53,12 @@ impl CompileCache {
                 // this engine. wasmtime also checks the header and refuses
                 // incompatible artifacts.
                 match unsafe { Component::deserialize_file(engine, &path) } {
-                    Ok(component) => return Some(component),
+                    Ok(component) => {
+                        // Used artifacts are the newest, so pruning removes
+                        // the least recently used first.
+                        touch(&path);
+                        return Some(component);
+                    }
                     Err(err) => {
                         tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}")
                     }
@@ -61,9 +76,14 @@ impl CompileCache {
         let Some(path) = self.artifact_path(engine, bytes) else {
             return Ok((component, CacheOutcome::Disabled));
         };
-        if let Err(err) = store_artifact(&path, &component) {
+        match store_artifact(&path, &component) {
+            Ok(()) => {
+                if let CompileCache::Dir { dir, max_size } = self {
+                    prune(dir, *max_size, &path);
+                }
+            }
             // A read-only or full cache directory must not stop the host.
-            tracing::warn!(path = %path.display(), "cannot write the compile cache: {err:#}");
+            Err(err) => tracing::warn!(path = %path.display(), "cannot write the compile cache: {err:#}"),
         }
         Ok((component, CacheOutcome::Miss))
     }
@@ -71,7 +91,7 @@ impl CompileCache {
     /// Where the artifact of `bytes` for `engine` is kept; `None` when
     /// caching is off or the directory cannot be trusted.
     fn artifact_path(&self, engine: &Engine, bytes: &[u8]) -> Option<PathBuf> {
-        let CompileCache::Dir(dir) = self else { return None };
+        let CompileCache::Dir { dir, .. } = self else { return None };
         // Cached native code runs unchecked, so the cache is used only when
         // nobody but this user can have written it.
         if let Err(err) = trusted_dir(dir) {
@@ -161,10 +181,75 @@ fn store_artifact(path: &Path, component: &Component) -> Result<()> {
     let tmp =
         dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().display(), std::process::id()));
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
-    file.write_all(&bytes)?;
-    drop(file);
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    let written = file.write_all(&bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        // A full disk must not also keep the half-written file.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(written?)
+}
+
+/// Marks an artifact as just used. Best effort: a cache on a read-only
+/// mount still serves its artifacts.
+fn touch(path: &Path) {
+    let now = SystemTime::now();
+    if let Err(err) = std::fs::File::options().write(true).open(path).and_then(|file| file.set_modified(now))
+    {
+        tracing::debug!(path = %path.display(), "cannot mark the cached artifact used: {err}");
+    }
+}
+
+/// Removes the least recently used artifacts in `dir` until those left add
+/// up to `max_size` bytes or less, never `keep`; and `.tmp` files that a
+/// host died writing. Only this cache's own files are touched (`oci/` and
+/// anything else in the directory stay). Another host may prune the same
+/// directory at once: a file already gone is fine, and a removed artifact
+/// still mapped by a running host stays valid for it.
+fn prune(dir: &Path, max_size: u64, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let now = SystemTime::now();
+    let mut artifacts = Vec::new();
+    let mut total = 0u64;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let modified = meta.modified().unwrap_or(now);
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.contains(".cwasm.tmp") {
+            if now.duration_since(modified).is_ok_and(|age| age > STALE_TMP) {
+                let _ = std::fs::remove_file(&path);
+            }
+        } else if name.ends_with(".cwasm") {
+            total += meta.len();
+            if path != keep {
+                artifacts.push((modified, meta.len(), path));
+            }
+        }
+    }
+    if total <= max_size {
+        return;
+    }
+    artifacts.sort_by_key(|(modified, ..)| *modified);
+    let (mut removed, mut freed) = (0usize, 0u64);
+    for (_, len, path) in artifacts {
+        if total <= max_size {
+            break;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => (removed, freed) = (removed + 1, freed + len),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                tracing::warn!(path = %path.display(), "cannot prune the compile cache: {err}");
+                continue;
+            }
+        }
+        total -= len;
+    }
+    tracing::info!(dir = %dir.display(), removed, freed_bytes = freed, kept_bytes = total, max_size, "compile cache pruned");
 }
 
 #[cfg(test)]
@@ -204,5 +289,43 @@ mod tests {
             let err = trusted_file(&file).unwrap_err().to_string();
             assert!(err.contains("owned by user 4242"), "{err}");
         }
+    }
+
+    /// Writes `len` bytes at `name` in `dir`, last modified `age` ago.
+    fn file_aged(dir: &Path, name: &str, len: usize, age: u64) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![0u8; len]).unwrap();
+        let when = SystemTime::now() - Duration::from_secs(age);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        path
+    }
+
+    #[test]
+    fn pruning_removes_the_least_recently_used_artifacts_and_nothing_else() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path();
+        let oldest = file_aged(dir, "a.cwasm", 100, 400);
+        let old = file_aged(dir, "b.cwasm", 100, 300);
+        let used = file_aged(dir, "c.cwasm", 100, 200);
+        let new = file_aged(dir, "d.cwasm", 100, 0);
+        // Not this cache's artifacts: another file, a pulled component.
+        let other = file_aged(dir, "notes.txt", 1000, 500);
+        std::fs::create_dir(dir.join("oci")).unwrap();
+        let pulled = file_aged(&dir.join("oci"), "x.cwasm", 1000, 500);
+        // Left by a host that died writing, and one being written now.
+        let stale = file_aged(dir, ".e.cwasm.tmp41", 100, 7200);
+        let writing = file_aged(dir, ".f.cwasm.tmp42", 100, 1);
+        touch(&used);
+
+        prune(dir, 250, &new);
+        let left = |path: &PathBuf| path.exists();
+        assert!(!left(&oldest) && !left(&old), "the two least recently used go");
+        assert!(left(&used) && left(&new), "the one just used and the one just written stay");
+        assert!(left(&other) && left(&pulled) && left(&writing));
+        assert!(!left(&stale), "a stale .tmp goes");
+
+        // The one just written stays even when it alone is over the size.
+        prune(dir, 50, &new);
+        assert!(!left(&used) && left(&new));
     }
 }

@@ -327,6 +327,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
+    /// Compiled components the cache keeps, in all; when a new one is
+    /// written, the least recently used are removed until the rest fit.
+    /// The default holds a few dozen CPython-sized artifacts (~43 MB each).
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = parse_bytes)]
+    pub cache_max_size: usize,
+
     /// Compile components on every start instead of caching them.
     #[arg(long)]
     pub no_cache: bool,

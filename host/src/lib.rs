@@ -103,7 +103,7 @@ pub(crate) fn build_server(
     let mut trusted: Vec<std::path::PathBuf> =
         settings.components.iter().map(|component| component.path.clone()).collect();
     trusted.extend(args.config.clone());
-    if let CompileCache::Dir(dir) = &cache {
+    if let CompileCache::Dir { dir, .. } = &cache {
         trusted.push(dir.clone());
     }
     for component in &mut settings.components {
@@ -235,7 +235,7 @@ fn compile_cache(args: &ServeArgs) -> CompileCache {
         return CompileCache::Disabled;
     }
     match args.cache_dir.clone().or_else(CompileCache::default_dir) {
-        Some(dir) => CompileCache::Dir(dir),
+        Some(dir) => CompileCache::Dir { dir, max_size: args.cache_max_size as u64 },
         None => CompileCache::Disabled,
     }
 }

@@ -96,7 +96,7 @@ impl Compiler {
         match baseline.compile(bytes) {
             Ok((component, linker)) => {
                 let cache = match self.cache {
-                    CompileCache::Dir(_) => CacheOutcome::Miss,
+                    CompileCache::Dir { .. } => CacheOutcome::Miss,
                     CompileCache::Disabled => CacheOutcome::Disabled,
                 };
                 Ok(Compiled { component, linker, tier: Tier::Baseline, cache })

@@ -95,6 +95,39 @@ fn a_second_start_loads_the_compiled_component_from_the_cache() {
     assert!(second.contains("cache=Hit"), "{second}");
 }
 
+/// The compile cache stays within `--cache-max-size`: a second component's
+/// artifact pushes out the first, the least recently used, and the
+/// directory's other contents stay.
+#[tokio::test]
+async fn the_compile_cache_keeps_within_its_size_by_removing_the_least_recently_used() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().display().to_string();
+    std::fs::create_dir(cache.path().join("oci")).unwrap();
+    let artifacts =
+        || files_in(cache.path()).into_iter().filter(|name| name.ends_with(".cwasm")).collect::<Vec<_>>();
+    let serve = |component: &'static str| {
+        let dir = dir.clone();
+        async move {
+            let args = ["--no-tiering", "--cache-dir", &dir, "--cache-max-size", "1KiB"];
+            let host = Host::start(Start::new(component, &args)).await;
+            // Listing waits for the component, which is cached by then.
+            host.client.list_all_tools().await.expect("tools/list");
+            host.disconnect().await.1
+        }
+    };
+    serve("demo").await;
+    let first = artifacts();
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    let log = serve("hostile").await;
+    let second = artifacts();
+    assert_eq!(second.len(), 1, "only the newest is kept: {second:?}");
+    assert_ne!(first, second);
+    assert!(cache.path().join("oci").is_dir(), "the pulled-components store stays");
+    let pruned = log.wait_for_event("the prune", |event| event.message() == "compile cache pruned").await;
+    assert_eq!(pruned.u64("removed"), Some(1), "{pruned:?}");
+}
+
 /// How a test ends the session.
 enum Stop {
     /// The client goes away: the host's stdin closes.
