@@ -14,7 +14,8 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Approval, Host, PATIENCE, Start, TestClient, approval_answer, files_in, params, text_of, wait_for_lock,
+    Approval, Event, Host, PATIENCE, Start, TestClient, approval_answer, files_in, params, text_of,
+    wait_for_lock,
 };
 
 #[tokio::test]
@@ -283,6 +284,48 @@ async fn on_2026_07_28_a_lease_that_runs_out_stops_the_call_and_cleans_up() {
         .with_request_state(state);
     let err = host.client.call_tool_once(late).await.unwrap_err().to_string();
     assert!(err.contains("--approval-timeout"), "{err}");
+}
+
+/// One sweeper watches every lease: a call answered in time is taken off
+/// the watch (its lease running out later stops nothing), the others run
+/// out each on its own, and a call paused after the watch emptied still
+/// gets its lease.
+#[tokio::test]
+async fn on_2026_07_28_every_lease_runs_out_on_its_own_and_an_answer_takes_its_call_off_the_watch() {
+    let dir = tempfile::tempdir().unwrap();
+    let grant = dir.path().to_str().unwrap();
+    let host =
+        Host::start(Start::new("demo", &["--dir", grant, "--approval-timeout", "400ms"]).discover()).await;
+    let pause = |tool: &'static str, arguments: Value| {
+        let client = &host.client;
+        async move { only_question(&client.call_tool_once(params(tool, arguments)).await.unwrap()) }
+    };
+    let (answered_key, _, answered_state) = pause("delete_records", json!({ "table": "users" })).await;
+    pause("prune", json!({})).await;
+    let answer = params("delete_records", json!({ "table": "users" }))
+        .with_input_responses(approval_answer(&answered_key, true))
+        .with_request_state(answered_state);
+    let result = host.client.call_tool_once(answer).await.unwrap();
+    let CallToolResponse::Complete(result) = result else { panic!("expected the result, got {result:?}") };
+    assert_eq!(text_of(&result), "deleted every record of users");
+
+    // The unanswered one runs out; then nothing is left to watch.
+    let no_answer = |e: &Event| e.is_call_ended("prune") && e.str("stop_reason") == Some("no-answer");
+    host.stderr.wait_for_events("the first lease to run out", 1, no_answer).await;
+    assert_eq!(host.wait_until_idle().await["leases"], 0);
+
+    // A call paused now is watched again, and runs out like the first.
+    pause("prune", json!({})).await;
+    host.stderr.wait_for_events("the second lease to run out", 2, no_answer).await;
+    assert_eq!(host.wait_until_idle().await["leases"], 0);
+    assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
+    let stopped: Vec<Event> = host
+        .stderr
+        .events()
+        .into_iter()
+        .filter(|e| e.message() == "call ended" && e.str("stop_reason").is_some())
+        .collect();
+    assert_eq!(stopped.len(), 2, "only the unanswered calls were stopped: {stopped:?}");
 }
 
 #[tokio::test]

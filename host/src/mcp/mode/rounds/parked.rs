@@ -8,19 +8,29 @@
 //! `--approval-timeout`. When it runs out, the call is stopped like a
 //! cancelled one (reason `no-answer`): its store is dropped and its
 //! `cleanup` runs. Nothing paused outlives its lease.
+//!
+//! One sweeper task per table watches every lease's expiry (a
+//! `DelayQueue`), rather than a timer task per lease: with thousands of
+//! calls paused, a task each was 0.4 KiB a call.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::Poll;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, InputRequests, InputRequiredResult, InputResponses};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::time::{DelayQueue, delay_queue};
 
 use super::{Execution, Step};
 use crate::ask::Pause;
 use crate::stats::{Live, Stats};
+
+/// The queue refuses deadlines past ~2 years; no lease needs a year.
+const LONGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
 
 /// A paused call and what its answer unblocks.
 struct Lease {
@@ -28,21 +38,81 @@ struct Lease {
     /// The key the answer comes under in `inputResponses`.
     key: String,
     answer: oneshot::Sender<Value>,
-    /// Stops the lease's timer when the call is resumed first.
-    expiry: tokio::task::AbortHandle,
+    /// Its entry in `Leases::expiries`, removed when the call is resumed first.
+    expiry: delay_queue::Key,
     _counted: Live,
+}
+
+/// The leases and when each runs out. One lock for both, so a lease is in
+/// `by_id` exactly while its expiry is queued.
+#[derive(Default)]
+struct Leases {
+    by_id: HashMap<String, Lease>,
+    expiries: DelayQueue<String>,
+    /// The task stopping leases that run out; running while any is queued.
+    sweeper: Option<AbortHandle>,
+}
+
+impl Leases {
+    /// Takes the lease `id` and its queued expiry.
+    fn remove(&mut self, id: &str) -> Option<Lease> {
+        let lease = self.by_id.remove(id)?;
+        self.expiries.remove(&lease.expiry);
+        Some(lease)
+    }
 }
 
 /// Every paused call, by the `requestState` handed to the client.
 pub(in crate::mcp) struct PausedCalls {
-    leases: Mutex<HashMap<String, Lease>>,
+    leases: Mutex<Leases>,
     stats: Arc<Stats>,
+}
+
+impl Drop for PausedCalls {
+    fn drop(&mut self) {
+        // The sweeper holds the table weakly; woken by nothing once the
+        // table is gone, it would stay parked for good.
+        let leases = self.leases.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(sweeper) = leases.sweeper.take() {
+            sweeper.abort();
+        }
+    }
 }
 
 impl PausedCalls {
     /// An empty table that counts its leases in `stats`.
     pub(in crate::mcp) fn new(stats: Arc<Stats>) -> Arc<Self> {
         Arc::new(PausedCalls { leases: Mutex::default(), stats })
+    }
+
+    /// Stops each call whose lease runs out, until none is left to watch.
+    async fn sweep(table: Weak<PausedCalls>) {
+        loop {
+            let expired = std::future::poll_fn(|cx| {
+                let Some(table) = table.upgrade() else { return Poll::Ready(None) };
+                let mut leases = table.leases.lock().unwrap();
+                let polled = match leases.expiries.poll_expired(cx) {
+                    Poll::Ready(Some(expired)) => Poll::Ready(Some(leases.by_id.remove(expired.get_ref()))),
+                    Poll::Ready(None) => {
+                        // Nothing queued: the next lease starts a new sweeper.
+                        leases.sweeper = None;
+                        Poll::Ready(None)
+                    }
+                    Poll::Pending => Poll::Pending,
+                };
+                drop(leases);
+                polled
+            })
+            .await;
+            match expired {
+                Some(Some(lease)) => {
+                    tracing::info!(tool = %lease.execution.tool, "paused call got no answer within its lease; stopping it");
+                    lease.execution.signals.unanswered.cancel();
+                }
+                Some(None) => {}
+                None => return,
+            }
+        }
     }
 
     /// Drives `execution` for the request whose cancellation is `request`,
@@ -66,40 +136,30 @@ impl PausedCalls {
         // session only that session's requests see this table; 2026-07-28
         // over HTTP has no sessions, and there the id is the only key.
         let id = uuid::Uuid::new_v4().to_string();
-        // Locked before the timer starts, so even a zero lease finds its entry.
+        // Queued and entered under one lock, so even a zero lease finds its entry.
         let mut leases = self.leases.lock().unwrap();
-        let expiry = {
-            let (table, id, lease) = (Arc::downgrade(self), id.clone(), pause.lease);
-            tokio::spawn(async move {
-                tokio::time::sleep(lease).await;
-                if let Some(table) = table.upgrade()
-                    && let Some(lease) = table.take(&id)
-                {
-                    tracing::info!(tool = %lease.execution.tool, "paused call got no answer within its lease; stopping it");
-                    lease.execution.signals.unanswered.cancel();
-                }
-            })
-            .abort_handle()
-        };
+        let expiry = leases.expiries.insert(id.clone(), pause.lease.min(LONGEST_LEASE));
+        if leases.sweeper.is_none() {
+            leases.sweeper = Some(tokio::spawn(Self::sweep(Arc::downgrade(self))).abort_handle());
+        }
         let requests = InputRequests::from([(pause.key.clone(), pause.request)]);
         let lease =
             Lease { execution, key: pause.key, answer: pause.answer, expiry, _counted: self.stats.lease() };
-        leases.insert(id.clone(), lease);
+        leases.by_id.insert(id.clone(), lease);
         CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(id)))
     }
 
     /// Stops every paused call (its session ended): each is cancelled as
     /// if by the client, and cleans up.
     pub(in crate::mcp) fn stop_all(&self) {
-        let leases: Vec<Lease> = self.leases.lock().unwrap().drain().map(|(_, lease)| lease).collect();
+        let leases: Vec<Lease> = {
+            let mut leases = self.leases.lock().unwrap();
+            leases.expiries.clear();
+            leases.by_id.drain().map(|(_, lease)| lease).collect()
+        };
         for lease in leases {
-            lease.expiry.abort();
             lease.execution.signals.client_cancel.cancel();
         }
-    }
-
-    fn take(&self, id: &str) -> Option<Lease> {
-        self.leases.lock().unwrap().remove(id)
     }
 
     /// Resumes the call paused under `id` with the client's `responses`,
@@ -113,7 +173,7 @@ impl PausedCalls {
     ) -> Result<CallToolResponse, McpError> {
         let lease = {
             let mut leases = self.leases.lock().unwrap();
-            match leases.get(id) {
+            match leases.by_id.get(id) {
                 Some(lease) if lease.execution.tool != tool => {
                     return Err(McpError::invalid_params(
                         format!("requestState belongs to a call of `{}`, not `{tool}`", lease.execution.tool),
@@ -130,7 +190,6 @@ impl PausedCalls {
                 }
             }
         };
-        lease.expiry.abort();
         // No answer under the key asked: the user gave none, which is not a yes.
         let answer = responses
             .and_then(|mut responses| responses.remove(&lease.key))
