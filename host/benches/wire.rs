@@ -708,12 +708,17 @@ async fn approval_pauses(scale: Scale) {
     );
 
     // Memory: hold many paused executions at once, then let them go (the
-    // issue's bound: 100 MB of host RSS for either row).
-    let pid = host.child.id().unwrap();
+    // issue's bound: 100 MB of host RSS for either row). A fresh host per
+    // row, so neither row reuses memory the other freed.
+    drop((host, waived));
     println!(
-        "\n| paused executions held | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
+        "\n| paused executions held (fresh host) | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
     );
     for (tool, held) in [("delete_records", 10_000), ("prune", 1_000)] {
+        let mut start = Start::new("demo", &room).log("warn").discover();
+        start.tap_stdout = false;
+        let host = Host::start(start).await;
+        let pid = host.child.id().unwrap();
         host.wait_until_idle().await;
         let before = rss_kib(pid);
         let mut pauses = Vec::with_capacity(held);
