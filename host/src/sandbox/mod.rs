@@ -217,6 +217,13 @@ pub fn new_store<T: SandboxView + 'static>(
         if entered.is_some_and(|entered| entered.elapsed() < guest_pool::SHORT_CALL) {
             return Ok(UpdateDeadline::Continue(1));
         }
+        // The kernel's turn too (`sched_yield`): with lazy preemption a
+        // thread woken on this CPU (the one reading the client's cancel)
+        // waits for a preemption point, and a guest computing in user space
+        // offers none until the scheduler tick, up to 4 ms away. One
+        // syscall per tick gives it one (`spin` cancel p99 about halved,
+        // BENCHMARKS.md).
+        std::thread::yield_now();
         // `yield_now` rather than wasmtime's own yield: tokio then runs the
         // worker's other tasks (the protocol, other calls) before resuming
         // the guest, instead of resuming it at once from the worker's LIFO
