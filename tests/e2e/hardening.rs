@@ -191,6 +191,24 @@ fn a_schema_beyond_the_limits_is_refused_when_the_component_loads() {
     assert!(said.contains("`anyOf`") && said.contains("2000") && said.contains("64"), "{said}");
 }
 
+#[test]
+fn a_component_whose_tool_list_never_comes_is_refused_at_start_within_its_bound() {
+    // Listing a component's tools runs its code before any call: a list that
+    // is computed forever must stop the start with a message, not hang it.
+    // Fuel stops it first; without fuel (`--fuel 0`), the 5 s deadline.
+    let spins = guest("hostile-list-spins").display().to_string();
+    for (fuel, bound) in [(None, "all fuel consumed"), (Some("0"), "did not return within 5s")] {
+        let mut args = vec!["--component", &spins, "--no-cache"];
+        args.extend(fuel.iter().flat_map(|fuel| ["--fuel", fuel]));
+        let started = std::time::Instant::now();
+        let said = refused_at_start(&args);
+        let took = started.elapsed();
+        assert!(said.contains("hostile-list-spins.wasm") && said.contains("list-tools"), "{said}");
+        assert!(said.contains(bound), "{bound}: {said}");
+        assert!(took < std::time::Duration::from_secs(30), "the refusal took {took:?}");
+    }
+}
+
 #[tokio::test]
 async fn output_at_the_schema_limits_is_checked_to_the_first_error_within_bounds() {
     let host = Host::start(hostile(&["--timeout", "20s"])).await;

@@ -41,18 +41,21 @@ fn build_guests(root: &Path) -> Result<()> {
         println!("built {}", dest.display());
     }
 
-    // The hostile component with the tool schema that burned hosts down,
-    // in a target dir of its own so the two builds don't undo each other.
-    cargo_build_in(
-        &guests,
-        "wasm32-wasip2",
-        &["-p", "hostile", "--features", "schema-bomb"],
-        "target/schema-bomb",
-    )?;
-    let built = guests.join("target/schema-bomb/wasm32-wasip2/release/hostile.wasm");
-    let dest = out.join("hostile-schema-bomb.wasm");
-    std::fs::copy(&built, &dest).with_context(|| format!("copying {}", built.display()))?;
-    println!("built {}", dest.display());
+    // The hostile component built with one extra finding each: the tool
+    // schema that burned hosts down, and a tool list that never comes. In a
+    // target dir of their own so these builds don't undo the one above.
+    for feature in ["schema-bomb", "list-spins"] {
+        cargo_build_in(
+            &guests,
+            "wasm32-wasip2",
+            &["-p", "hostile", "--features", feature],
+            "target/schema-bomb",
+        )?;
+        let built = guests.join("target/schema-bomb/wasm32-wasip2/release/hostile.wasm");
+        let dest = out.join(format!("hostile-{feature}.wasm"));
+        std::fs::copy(&built, &dest).with_context(|| format!("copying {}", built.display()))?;
+        println!("built {}", dest.display());
+    }
 
     cargo_build(&guests, "wasm32-wasip1")?;
     let module = std::fs::read(guests.join("target/wasm32-wasip1/release/demo.wasm"))?;

@@ -17,6 +17,11 @@ struct Hostile;
 
 impl Guest for Hostile {
     fn list_tools() -> Vec<ToolInfo> {
+        // Built only into `hostile-list-spins.wasm`: a tool list that never
+        // comes, which must not hang the host's start.
+        if cfg!(feature = "list-spins") {
+            spin_forever();
+        }
         let mut tools = vec![
             tool("memory_bomb", "Allocates memory until it cannot"),
             tool("recurse", "Recurses without end (stack overflow)"),
@@ -217,10 +222,7 @@ impl Guest for Hostile {
             }
             "trap_in_cleanup" | "loop_in_cleanup" => {
                 let _ = call_id;
-                let mut x: u64 = 1;
-                loop {
-                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-                }
+                spin_forever()
             }
             other => Err(CallError::UnknownTool(other.into())),
         }
@@ -232,10 +234,7 @@ impl Guest for Hostile {
         // only ever cancel the two cleanup tools of this component.
         let _ = call_id;
         if std::env::var("HOSTILE_CLEANUP").as_deref() == Ok("loop") {
-            let mut x: u64 = 1;
-            loop {
-                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-            }
+            spin_forever();
         }
         panic!("hostile cleanup panics on purpose");
     }
@@ -407,3 +406,11 @@ fn tool(name: &str, description: &str) -> ToolInfo {
 }
 
 mcp_tool::raw::export!(Hostile);
+
+/// Computes without end, calling nothing the host could stop it in.
+fn spin_forever() -> ! {
+    let mut x: u64 = 1;
+    loop {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+    }
+}
