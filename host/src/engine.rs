@@ -15,10 +15,11 @@ use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAl
 
 use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
-/// How often the epoch advances while a guest runs. A computing guest yields
-/// to the runtime at each tick; cancellation does not wait for it (the
-/// canceller bumps the epoch itself), so this only bounds how long a guest
-/// can hog a thread.
+/// How often the epoch advances while a guest runs (four times as often
+/// while one computes past its short call: `sandbox::guest_pool::ticker`).
+/// A computing guest yields to the runtime at each tick; cancellation does
+/// not wait for it (the canceller bumps the epoch itself), so this only
+/// bounds how long a guest can hog a thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Engine-wide settings from the command line.

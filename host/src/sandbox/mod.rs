@@ -213,8 +213,15 @@ pub fn new_store<T: SandboxView + 'static>(
     // is seen up to `SHORT_CALL` later, bounded like the rest by the tick.
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut store| {
-        let entered = store.data_mut().sandbox().entered;
-        if entered.is_some_and(|entered| entered.elapsed() < guest_pool::SHORT_CALL) {
+        let running_for = store.data_mut().sandbox().entered.map(|entered| entered.elapsed());
+        if let Some(running_for) = running_for
+            && running_for < guest_pool::SHORT_CALL
+        {
+            // Halfway through it, a guest is likely to be a long one: the
+            // ticker's fast ticks are then under way when it gets there.
+            if running_for >= guest_pool::SHORT_CALL / 2 {
+                guest_pool::computing_long();
+            }
             return Ok(UpdateDeadline::Continue(1));
         }
         // The kernel's turn too (`sched_yield`): with lazy preemption a
@@ -222,8 +229,9 @@ pub fn new_store<T: SandboxView + 'static>(
         // waits for a preemption point, and a guest computing in user space
         // offers none until the scheduler tick, up to 4 ms away. One
         // syscall per tick gives it one (`spin` cancel p99 about halved,
-        // BENCHMARKS.md).
+        // BENCHMARKS.md), and the ticker ticks faster while we compute.
         std::thread::yield_now();
+        guest_pool::computing_long();
         // `yield_now` rather than wasmtime's own yield: tokio then runs the
         // worker's other tasks (the protocol, other calls) before resuming
         // the guest, instead of resuming it at once from the worker's LIFO

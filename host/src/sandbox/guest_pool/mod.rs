@@ -24,8 +24,9 @@
 //! the thread for 10 ms, computing or not): most calls are done by then and
 //! skip the two thread hand-offs, and a computing guest moves at its next
 //! epoch yield. Epochs advance every
-//! [`EPOCH_TICK`](crate::engine::EPOCH_TICK) while a guest task exists, so
-//! a computing guest yields and can be stopped; 10 ms after the last one,
+//! [`EPOCH_TICK`](crate::engine::EPOCH_TICK) while a guest task exists,
+//! every quarter of it while one computes past its short call, so a
+//! computing guest yields and can be stopped; 10 ms after the last one,
 //! the ticker sleeps and an idle host uses no CPU.
 //!
 //! Calls take turns to start: at most two per core are between making
@@ -50,6 +51,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 mod priority;
 mod task;
 mod ticker;
+
+pub use ticker::computing_long;
 
 use priority::Lowering;
 pub use task::{GuestTask, SHORT_CALL};
