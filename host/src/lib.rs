@@ -189,9 +189,7 @@ pub(crate) async fn load_components(server: &ToolServer, loader: &Loader, settin
         };
         components.push(loaded.with_context(|| format!("loading the component from {origin}"))?);
     }
-    server.finish_loading(components)?;
-    tracing::info!(tools = server.tools().len(), elapsed_ms = started.elapsed().as_millis() as u64, "loaded");
-    Ok(())
+    server.finish_loading(components, started.elapsed())
 }
 
 /// Pulls every `oci://` component (and checks its signature) before

@@ -132,12 +132,20 @@ impl ToolServer {
         Ok(Self { caller, calls: SessionCalls::new(stats) })
     }
 
-    /// Serves the tools of `components`, and lets the requests waiting for
-    /// them go on. Two components offering the same tool name is an error:
-    /// a client could not tell which one it calls.
-    pub(crate) fn finish_loading(&self, components: Vec<ToolComponent>) -> Result<()> {
+    /// Serves the tools of `components`, loaded in `took`, and lets the
+    /// requests waiting for them go on. Two components offering the same
+    /// tool name is an error: a client could not tell which one it calls.
+    pub(crate) fn finish_loading(
+        &self,
+        components: Vec<ToolComponent>,
+        took: std::time::Duration,
+    ) -> Result<()> {
         let tools = Tools::new(components.into_iter().map(Arc::new).collect())?;
+        let count = tools.listed().len();
         *self.caller.shared.tools.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(tools);
+        // Logged before the waiting requests go on: the log never shows an
+        // answer that needed the tools ahead of the line saying they loaded.
+        tracing::info!(tools = count, elapsed_ms = took.as_millis() as u64, "loaded");
         self.caller.shared.loading.finish();
         Ok(())
     }

@@ -14,8 +14,8 @@ use anyhow::{Context as _, Result};
 /// `sched_yield` for such a guest (`sandbox::new_store`), so a thread woken
 /// on its CPU, such as the one reading a client's cancel, waits for at most
 /// this long instead of a whole [`EPOCH_TICK`]: `spin` cancel p99, median
-/// of four runs, went from 4.2 to 2.7 ms for Python and 3.4 to 2.3 ms for
-/// JavaScript (BENCHMARKS.md). Only while a guest computes that long:
+/// of a day's runs, went from 4.1 to 2.9 ms for Python and 3.6 to 2.3 ms
+/// for JavaScript (BENCHMARKS.md). Only while a guest computes that long:
 /// ticking this fast whenever any guest ran cost 5 % of `echo` throughput,
 /// short calls that never see a tick paying for the ticker's wake-ups.
 const FAST_TICK: Duration = Duration::from_micros(250);
@@ -70,8 +70,8 @@ const LINGER_TICKS: u32 = 10;
 
 /// Advances the engines' epochs every [`EPOCH_TICK`] (or [`FAST_TICK`])
 /// while a guest task exists, and for [`LINGER_TICKS`] after; then sleeps
-/// until the next guest task. A plain thread: it must keep ticking even if every runtime
-/// thread is busy running guests.
+/// until the next guest task. A plain thread: it must keep ticking even if
+/// every runtime thread is busy running guests.
 pub(super) struct Ticker {
     state: Mutex<TickerState>,
     wake: Condvar,
