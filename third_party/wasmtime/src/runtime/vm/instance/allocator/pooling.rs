@@ -268,6 +268,12 @@ impl Drop for PoolingInstanceAllocator {
 }
 
 impl PoolingInstanceAllocator {
+    /// Releases the resident memory of unused linear-memory slots (see
+    /// `Engine::release_idle_pool_memory`); returns how many bytes.
+    pub(crate) fn release_idle_memory(&self) -> usize {
+        self.memories.release_idle()
+    }
+
     /// Creates a new pooling instance allocator with the given strategy and limits.
     pub fn new(config: &PoolingAllocationConfig, tunables: &Tunables) -> Result<Self> {
         Ok(Self {

@@ -366,6 +366,34 @@ impl ModuleAffinityIndexAllocator {
         None
     }
 
+    /// Takes every unused slot that keeps memory resident, clearing its
+    /// affinity, for the caller to release that memory and then `free` it
+    /// (with nothing resident). Returns each slot with its resident bytes.
+    pub fn take_resident_unused(&self) -> Vec<(SlotId, usize)> {
+        let mut taken = Vec::new();
+        for shard in self.shard_ids() {
+            let mut inner = self.shard(shard).lock().unwrap();
+            let resident: Vec<(SlotId, usize)> = inner
+                .slot_state
+                .iter()
+                .enumerate()
+                .filter_map(|(index, state)| match state {
+                    SlotState::UnusedWarm(Unused { bytes_resident, .. }) if *bytes_resident > 0 => {
+                        Some((SlotId(u32::try_from(index).unwrap()), *bytes_resident))
+                    }
+                    _ => None,
+                })
+                .collect();
+            for (local, bytes_resident) in resident {
+                inner.remove(local);
+                inner.unused_bytes_resident -= bytes_resident;
+                inner.slot_state[local.index()] = SlotState::Used(None);
+                taken.push((self.global_id(shard, local), bytes_resident));
+            }
+        }
+        taken
+    }
+
     /// Attempts to allocate a guaranteed-affine slot to the module `id`
     /// specified.
     ///

@@ -578,6 +578,32 @@ impl MemoryPool {
         }
     }
 
+    /// Releases the resident memory of every unused slot (see
+    /// `Engine::release_idle_pool_memory`); returns how many bytes that was.
+    /// Each such slot is taken from its allocator, so no instantiation can
+    /// use it meanwhile, paved over with anonymous memory (its image
+    /// unmapped, nothing accessible), and freed with nothing resident and
+    /// no affinity.
+    pub fn release_idle(&self) -> usize {
+        let mut released = 0;
+        for (stripe_index, stripe) in self.stripes.iter().enumerate() {
+            for (id, bytes_resident) in stripe.allocator.take_resident_unused() {
+                let index = StripedAllocationIndex(id.0)
+                    .as_unstriped_slot_index(stripe_index, self.stripes.len());
+                // On any failure the slot is left `Unknown`: its next use
+                // paves it over anyway.
+                if let Ok(mut slot) = self.take_memory_image_slot(index) {
+                    if slot.reset_with_anon_memory().is_ok() {
+                        self.return_memory_image_slot(index, Some(slot));
+                    }
+                }
+                stripe.allocator.free(id, 0);
+                released += bytes_resident;
+            }
+        }
+        released
+    }
+
     fn get_base(&self, allocation_index: MemoryAllocationIndex) -> MmapOffset {
         assert!(allocation_index.index() < self.layout.num_slots);
         let offset = self
