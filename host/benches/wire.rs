@@ -17,6 +17,7 @@
 #[path = "../../tests/e2e/harness.rs"]
 mod harness;
 mod http_load;
+mod memory;
 mod native;
 mod node_client;
 mod tiering;
@@ -38,7 +39,8 @@ fn main() {
     UNPRIVILEGED.store(args.iter().any(|a| a == "--unprivileged"), Ordering::Relaxed);
     // `--only NAME` runs one section: echo, throughput, cancel,
     // cancel-languages, cancel-busy,
-    // client, approval, neighbour, startup, fuel, tiering, languages, http.
+    // client, approval, neighbour, startup, fuel, tiering, languages, http,
+    // memory.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -128,6 +130,9 @@ async fn run(scale: Scale, only: Option<String>) {
     }
     if wanted("http") {
         http_load::http_load(scale.http_rounds, scale.http_span).await;
+    }
+    if wanted("memory") {
+        memory::memory().await;
     }
 }
 

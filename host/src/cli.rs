@@ -176,6 +176,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_bytes)]
     pub max_memory: usize,
 
+    /// Memory of every call together: their memories and tables, what the
+    /// host holds for them, and what ended calls leave resident. A call that
+    /// needs more while the rest hold it all gets an isError result naming
+    /// this flag. Default: three quarters of the process's cgroup limit or,
+    /// without one, of the machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_total_memory: Option<usize>,
+
     /// Largest result a call may return (text, media and structured content
     /// together); a larger one becomes an isError result naming the limit.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_bytes)]
@@ -306,6 +314,13 @@ pub struct ServeArgs {
     /// closed at once.
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_connections: u32,
+
+    /// With --http: memory that request bodies may hold at once, all
+    /// together, from their first byte until their answer is written (each
+    /// is charged three times its size: the bytes, the parsed message, the
+    /// call's arguments). Past it a request is answered 503 with Retry-After.
+    #[arg(long, value_name = "SIZE", default_value = "512MiB", value_parser = parse_bytes)]
+    pub max_request_memory: usize,
 
     /// With --http: after SIGTERM or SIGINT, how long calls in flight may
     /// take to finish (new calls get 503 and /readyz fails meanwhile);

@@ -5,9 +5,10 @@
 //! ```toml
 //! [server]                      # settings for the whole server
 //! max_concurrent_calls = 32
+//! max_total_memory = "8GiB"     # memory of all calls together (default: fitted to the machine)
 //! approval_timeout = "1m"
 //! max_sessions = 64             # with --http; also http_idle_timeout, http_header_timeout,
-//!                               # http_body_timeout, max_connections, drain_timeout
+//!                               # http_body_timeout, max_connections, max_request_memory, drain_timeout
 //! state_key_file = "state.key"  # relative to this file; see --state-key-file
 //! watch = true                  # as --watch; also watch_interval, watch_tag_interval
 //! no_tiering = true             # as --no-tiering
@@ -70,6 +71,8 @@ struct ConfigFile {
 struct ServerTable {
     #[serde(default, deserialize_with = "text::bytes")]
     max_stack: Option<usize>,
+    #[serde(default, deserialize_with = "text::bytes")]
+    max_total_memory: Option<usize>,
     max_concurrent_calls: Option<u32>,
     #[serde(default, deserialize_with = "text::duration")]
     approval_timeout: Option<Duration>,
@@ -85,6 +88,8 @@ struct ServerTable {
     #[serde(default, deserialize_with = "text::duration")]
     http_body_timeout: Option<Duration>,
     max_connections: Option<u32>,
+    #[serde(default, deserialize_with = "text::bytes")]
+    max_request_memory: Option<usize>,
     #[serde(default, deserialize_with = "text::duration")]
     drain_timeout: Option<Duration>,
     state_key_file: Option<PathBuf>,
@@ -145,6 +150,9 @@ struct ComponentTable {
 pub struct ServerSettings {
     /// Wasm stack per call (engine-wide).
     pub max_stack: usize,
+    /// Memory of every call together (`--max-total-memory`); `None`: the
+    /// default fitted to the machine.
+    pub max_total_memory: Option<usize>,
     /// Calls running at once.
     pub max_concurrent_calls: u32,
     /// How long a call waits for approval; the longest pause.
@@ -165,6 +173,8 @@ pub struct ServerSettings {
     pub http_body_timeout: Duration,
     /// With `--http`: connections at once.
     pub max_connections: u32,
+    /// With `--http`: bytes request bodies may hold at once.
+    pub max_request_memory: usize,
     /// With `--http`: how long calls in flight may take to finish after a signal.
     pub drain_timeout: Duration,
     /// The keys that seal paused calls' state, so any replica can continue them.
@@ -232,6 +242,11 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
     }
     let server = ServerSettings {
         max_stack: pick!(max_stack),
+        max_total_memory: if given("max_total_memory") {
+            args.max_total_memory
+        } else {
+            s.max_total_memory.or(args.max_total_memory)
+        },
         max_concurrent_calls: pick!(max_concurrent_calls),
         approval_timeout: pick!(approval_timeout),
         max_paused: pick!(max_paused),
@@ -242,6 +257,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         http_header_timeout: pick!(http_header_timeout),
         http_body_timeout: pick!(http_body_timeout),
         max_connections: pick!(max_connections),
+        max_request_memory: pick!(max_request_memory),
         drain_timeout: pick!(drain_timeout),
         watch: pick!(watch),
         watch_interval: pick!(watch_interval),

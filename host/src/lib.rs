@@ -127,6 +127,17 @@ pub(crate) fn build_server(
         fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
     };
     let engine = build_engine(&engine_settings, Tier::Optimized)?;
+    let total_memory = server.max_total_memory.unwrap_or_else(sandbox::default_total_memory);
+    sandbox::host_memory().configure(total_memory);
+    sandbox::host_memory().watch_pool(&engine);
+    sandbox::release_when_idle(engine.clone(), {
+        let stats = stats.clone();
+        move || stats.snapshot().calls_total
+    });
+    tracing::info!(
+        max_total_memory = %limits::HumanBytes(total_memory),
+        "memory of all calls together (--max-total-memory)"
+    );
     let epochs = Epochs::new(&engine);
     let guests = GuestPool::start(&epochs)?;
     // Cold components serve baseline code first, from an engine with the
@@ -307,6 +318,7 @@ async fn transport(
                 header_timeout: limits.http_header_timeout,
                 body_timeout: limits.http_body_timeout,
                 max_connections: limits.max_connections as usize,
+                max_request_memory: limits.max_request_memory,
                 drain_timeout: limits.drain_timeout,
             };
             transport::http::serve_until_signal(server, options, signals, shutdown, stats).await

@@ -77,6 +77,9 @@ pub enum LimitHit {
     Deadline(Duration),
     /// It tried to grow its memory past `--max-memory`.
     Memory(usize),
+    /// It tried to grow its memory while the calls running together held
+    /// all of `--max-total-memory`.
+    TotalMemory(usize),
     /// It overflowed the wasm stack (`--max-stack`).
     Stack,
     /// Its result was larger than `--max-output` (the size it had, the limit).
@@ -95,6 +98,11 @@ impl fmt::Display for LimitHit {
             LimitHit::Memory(bytes) => {
                 write!(f, "it exceeded its memory limit of {} (--max-memory)", HumanBytes(*bytes))
             }
+            LimitHit::TotalMemory(bytes) => write!(
+                f,
+                "it needed more memory while the host's memory for all calls together, {}, was in use (--max-total-memory)",
+                HumanBytes(*bytes)
+            ),
             LimitHit::Stack => write!(f, "it overflowed its stack (--max-stack)"),
             LimitHit::Handles(limit) => {
                 write!(f, "it held more than its limit of {limit} open handles (--max-handles)")

@@ -40,8 +40,8 @@ impl CallState {
         &mut self.channel
     }
 
-    /// Whether the guest asked for more memory than its budget.
-    pub fn memory_was_hit(&mut self) -> bool {
+    /// Which memory budget the guest ran out of, if it did.
+    pub fn memory_was_hit(&mut self) -> Option<crate::sandbox::MemoryHit> {
         self.sandbox.memory_was_hit()
     }
 

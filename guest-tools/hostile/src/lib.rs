@@ -60,6 +60,14 @@ impl Guest for Hostile {
             ),
             tool("open_fifo", "Opens the file at `path` (for writing with `write: true`)"),
             tool("snoop", "Looks for what an earlier call left in memory, then leaves its own marks"),
+            tool(
+                "grow_touch",
+                "Grows its memory by `mib` MiB, writes to every page of it, and returns (or, with `hold`, spins)",
+            ),
+            tool(
+                "header_hoard",
+                "Makes `fields` wasi:http fields and appends `per` headers of `size` bytes to each, from one buffer",
+            ),
         ];
         // The schema of the finding that took hosts down: built only into
         // `hostile-schema-bomb.wasm`, which the host must refuse to load.
@@ -220,6 +228,27 @@ impl Guest for Hostile {
                     Err(err) => Ok(text(&format!("refused: {err}"))),
                 }
             }
+            "grow_touch" => {
+                let mib = args["mib"].as_u64().unwrap_or(200) as usize;
+                let mut block = vec![0u8; mib << 20];
+                // Fresh pages from `memory.grow` are zero without a write:
+                // write one byte per host page so each is really there.
+                for page in block.chunks_mut(4096) {
+                    page[0] = 1;
+                }
+                std::hint::black_box(&block);
+                if args["hold"].as_bool() == Some(true) {
+                    // Holds it until the host stops the call.
+                    eprintln!("holding {mib} MiB");
+                    spin_forever();
+                }
+                Ok(text(&format!("touched {mib} MiB")))
+            }
+            "header_hoard" => header_hoard(
+                args["fields"].as_u64().unwrap_or(4000),
+                args["per"].as_u64().unwrap_or(117),
+                args["size"].as_u64().unwrap_or(1000) as usize,
+            ),
             "trap_in_cleanup" | "loop_in_cleanup" => {
                 let _ = call_id;
                 spin_forever()
@@ -288,6 +317,24 @@ fn fetch(url: &str) -> Result<CallResult, String> {
         }
     }
     Ok(text(&format!("status {status}: {}", String::from_utf8_lossy(&bytes))))
+}
+
+/// Header values in host memory from one small guest buffer: `count`
+/// fields, each holding `per` headers of `size` bytes, all kept.
+fn header_hoard(count: u64, per: u64, size: usize) -> Result<CallResult, CallError> {
+    use wasi::http::types::Fields;
+    let value = vec![b'v'; size];
+    let mut held = Vec::new();
+    for i in 0..count {
+        let fields = Fields::new();
+        for j in 0..per {
+            if let Err(err) = fields.append(&format!("x-hoard-{j}"), &value) {
+                return Ok(text(&format!("refused at fields {i}, header {j}: {err:?}")));
+            }
+        }
+        held.push(fields);
+    }
+    Ok(text(&format!("holding {count} fields of {per} headers")))
 }
 
 /// One question of 4 MiB, its bulk in the part `kind` names; returns how

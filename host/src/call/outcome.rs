@@ -7,6 +7,7 @@ use wasmtime::Trap;
 use crate::approval::Decline;
 use crate::contract::types::{CallError, CallResult, StopReason};
 use crate::limits::{CallLimits, LimitHit};
+use crate::sandbox::MemoryHit;
 use crate::wit::types::{error_size, result_size};
 
 /// How a call ended, in the host's terms.
@@ -71,7 +72,7 @@ pub(super) fn classify(
     limits: &CallLimits,
     result: GuestResult,
     stop: Option<StopReason>,
-    memory_hit: bool,
+    memory_hit: Option<MemoryHit>,
 ) -> (CallOutcome, Option<StopReason>) {
     match (result, stop) {
         // Asked to stop and did not return in time: stopped by force.
@@ -108,9 +109,11 @@ fn stopped(limits: &CallLimits, reason: StopReason) -> CallOutcome {
     }
 }
 
-fn trapped(limits: &CallLimits, error: &wasmtime::Error, memory_hit: bool) -> CallOutcome {
-    if memory_hit {
-        return CallOutcome::LimitHit(LimitHit::Memory(limits.max_memory));
+fn trapped(limits: &CallLimits, error: &wasmtime::Error, memory_hit: Option<MemoryHit>) -> CallOutcome {
+    match memory_hit {
+        Some(MemoryHit::Call) => return CallOutcome::LimitHit(LimitHit::Memory(limits.max_memory)),
+        Some(MemoryHit::Host(limit)) => return CallOutcome::LimitHit(LimitHit::TotalMemory(limit)),
+        None => {}
     }
     if let Some(wasmtime::component::ResourceTableError::Full) = error.downcast_ref() {
         return CallOutcome::LimitHit(LimitHit::Handles(limits.max_handles));

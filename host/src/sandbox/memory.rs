@@ -1,22 +1,41 @@
-//! One call's memory budget: every linear memory and table of every
-//! instance in its store counts against `--max-memory`.
+//! Memory budgets: one call's (`--max-memory`: every linear memory and
+//! table of every instance in its store, and what the host allocates on
+//! its behalf) inside the host's (`--max-total-memory`: every call's
+//! together, and the pool's memory that ended calls leave resident).
 
-use wasmtime::ResourceLimiter;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use wasmtime::{Engine, PoolingAllocatorMetrics, ResourceLimiter};
 
 use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
-/// Refuses memory growth past the limit and remembers that it did, so a trap
+/// Which budget a call ran out of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryHit {
+    /// Its own, `--max-memory`.
+    Call,
+    /// The host's, `--max-total-memory` (its limit in bytes): the calls
+    /// running together hold all of it.
+    Host(usize),
+}
+
+/// Refuses growth past either budget and remembers that it did, so a trap
 /// that follows (a Rust guest aborts on allocation failure) is reported as
-/// "memory limit exceeded" rather than as a crash.
+/// the limit it hit rather than as a crash.
 ///
-/// The limit is for the whole call: every linear memory and every table of
-/// every instance in the store counts against one budget, so a component
-/// with many memories gets no more than one with a single memory.
+/// The call's limit is for the whole call: every linear memory and every
+/// table of every instance in the store counts against one budget, so a
+/// component with many memories gets no more than one with a single memory.
+/// What the host allocates for the guest (header fields, see
+/// `outgoing_http::fields`) counts against the same budget.
 pub struct MemoryLimiter {
     max_memory: usize,
-    /// Bytes of memories and tables the store holds now.
+    /// Bytes of memories, tables and host allocations the store holds now;
+    /// all of them are charged to [`HostMemory`] too, and given back when
+    /// the limiter (the store) goes.
     used: usize,
-    hit: bool,
+    hit: Option<MemoryHit>,
 }
 
 /// What one table element is counted as (a function reference).
@@ -24,25 +43,50 @@ const TABLE_ELEMENT_BYTES: usize = 8;
 
 impl MemoryLimiter {
     pub(super) fn new(max_memory: usize) -> Self {
-        MemoryLimiter { max_memory, used: 0, hit: false }
+        MemoryLimiter { max_memory, used: 0, hit: None }
     }
 
-    /// Grows the call's total by `current` → `desired`, if it fits.
+    /// Grows the call's total by `current` → `desired`, if it fits in the
+    /// call's budget and the host's.
     fn grow(&mut self, current: usize, desired: usize) -> bool {
         let total = self.used.saturating_sub(current).saturating_add(desired);
+        self.set_total(total)
+    }
+
+    /// Charges `bytes` the host allocates for the guest, if they fit.
+    pub fn charge(&mut self, bytes: usize) -> bool {
+        self.set_total(self.used.saturating_add(bytes))
+    }
+
+    fn set_total(&mut self, total: usize) -> bool {
         if total > self.max_memory {
-            self.hit = true;
+            self.hit = Some(MemoryHit::Call);
             return false;
+        }
+        if total > self.used {
+            if let Err(limit) = host_memory().reserve(total - self.used) {
+                self.hit = Some(MemoryHit::Host(limit));
+                return false;
+            }
+        } else {
+            host_memory().release(self.used - total);
         }
         self.used = total;
         true
     }
+
+    /// Which budget the guest (or the host on its behalf) ran out of.
+    pub fn was_hit(&self) -> Option<MemoryHit> {
+        self.hit
+    }
 }
 
-impl MemoryLimiter {
-    /// Whether the guest asked for more memory than allowed.
-    pub fn was_hit(&self) -> bool {
-        self.hit
+impl Drop for MemoryLimiter {
+    /// The store is going: its memory slots are reset and their pages
+    /// decommitted (all but what the pool keeps resident, which
+    /// [`HostMemory`] counts on its own), and its host allocations freed.
+    fn drop(&mut self) {
+        host_memory().release(self.used);
     }
 }
 
@@ -79,6 +123,141 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// The host's memory budget (`--max-total-memory`), one per process like
+/// the memory it accounts for: what every live call's store holds
+/// (memories, tables, host allocations for the guest, through each
+/// [`MemoryLimiter`]) plus what the engines' pools keep resident of ended
+/// calls. Without a limit set ([`HostMemory::configure`]) nothing is refused.
+pub struct HostMemory {
+    limit: AtomicUsize,
+    used: AtomicUsize,
+    /// The pools whose slots hold ended calls' resident pages.
+    pools: Mutex<Vec<PoolingAllocatorMetrics>>,
+}
+
+/// The process's [`HostMemory`].
+pub fn host_memory() -> &'static HostMemory {
+    static HOST_MEMORY: OnceLock<HostMemory> = OnceLock::new();
+    HOST_MEMORY.get_or_init(|| HostMemory {
+        limit: AtomicUsize::new(usize::MAX),
+        used: AtomicUsize::new(0),
+        pools: Mutex::new(Vec::new()),
+    })
+}
+
+impl HostMemory {
+    /// Sets the budget, in bytes.
+    pub fn configure(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+
+    /// Counts what `engine`'s pool keeps resident of ended calls. The
+    /// optimizing engine only: it lives as long as the process. A baseline
+    /// engine's pool serves a component for its first seconds, and its
+    /// resident pages go with it.
+    pub fn watch_pool(&self, engine: &Engine) {
+        if let Some(metrics) = engine.pooling_allocator_metrics() {
+            self.pools.lock().unwrap_or_else(PoisonError::into_inner).push(metrics);
+        }
+    }
+
+    /// Bytes the pools keep resident for slots no call holds.
+    pub fn pool_resident(&self) -> usize {
+        let pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        pools.iter().map(|pool| pool.unused_memory_bytes_resident()).sum()
+    }
+
+    /// The budget, in bytes (`usize::MAX`: none).
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Takes `bytes` more, or says the budget it would break.
+    fn reserve(&self, bytes: usize) -> Result<(), usize> {
+        let limit = self.limit();
+        if limit == usize::MAX {
+            self.used.fetch_add(bytes, Ordering::Relaxed);
+            return Ok(());
+        }
+        // Growth is rare (a call's first pages, then large steps), so the
+        // pools' resident count is read each time rather than tracked.
+        let resident = self.pool_resident();
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                let after = used.checked_add(bytes)?;
+                (after.saturating_add(resident) <= limit).then_some(after)
+            })
+            .map(drop)
+            .map_err(|_| limit)
+    }
+
+    fn release(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// How long no call may have started before the pool's resident memory
+/// of ended calls is released.
+pub const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Releases what `engine`'s pool keeps resident of ended calls once no call
+/// has started for [`IDLE_RELEASE`] (`calls_started` counts them): after a
+/// burst the host's memory goes back to its idle size instead of staying
+/// at the burst's peak. Under load nothing is released, so the pages a
+/// slot keeps (`linear_memory_keep_resident`) save the next call its page
+/// faults. Runs until the runtime stops.
+pub fn release_when_idle(engine: Engine, calls_started: impl Fn() -> u64 + Send + 'static) {
+    tokio::spawn(async move {
+        let mut seen = calls_started();
+        let mut ticks = tokio::time::interval(IDLE_RELEASE);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let now = calls_started();
+            if now == seen && host_memory().pool_resident() > 0 {
+                let released = engine.release_idle_pool_memory();
+                tracing::debug!(released, "released the pool's resident memory of ended calls (idle)");
+            }
+            seen = now;
+        }
+    });
+}
+
+/// The default `--max-total-memory`: three quarters of what the process
+/// may use (its cgroup's `memory.max`, else the machine's memory), so the
+/// host's own memory and the rest of the machine keep a quarter.
+pub fn default_total_memory() -> usize {
+    let physical = physical_memory();
+    let limit = cgroup_limit().map_or(physical, |cgroup| cgroup.min(physical));
+    limit / 4 * 3
+}
+
+/// `MemTotal` from `/proc/meminfo`; 4 GiB where there is none to read.
+fn physical_memory() -> usize {
+    const FALLBACK: usize = 4 << 30;
+    let Ok(meminfo) = std::fs::read_to_string("/proc/meminfo") else { return FALLBACK };
+    meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB")?.trim().parse::<usize>().ok())
+        .map_or(FALLBACK, |kib| kib.saturating_mul(1024))
+}
+
+/// The memory limit of the process's cgroup (v2 `memory.max`, else v1
+/// `memory.limit_in_bytes`), if it has one.
+fn cgroup_limit() -> Option<usize> {
+    let read = |path: &str| std::fs::read_to_string(path).ok()?.trim().parse::<usize>().ok();
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok().and_then(|text| {
+        // The v2 line: `0::/path`.
+        let path = text.lines().find_map(|line| line.strip_prefix("0::"))?.to_string();
+        read(&format!("/sys/fs/cgroup{}/memory.max", path.trim_end_matches('/')))
+    });
+    // v1 reports "no limit" as a huge number; anything past the machine's
+    // memory is no limit either (the caller takes the smaller).
+    own.or_else(|| read("/sys/fs/cgroup/memory.max"))
+        .or_else(|| read("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,9 +267,29 @@ mod tests {
         let mut limiter = MemoryLimiter::new(256 << 20);
         assert!(limiter.grow(0, 200 << 20), "one memory of 200 MiB fits");
         assert!(!limiter.grow(0, 200 << 20), "a second one does not");
-        assert!(limiter.was_hit());
+        assert_eq!(limiter.was_hit(), Some(MemoryHit::Call));
         assert!(limiter.grow(0, 50 << 20));
         assert!(limiter.grow(50 << 20, 56 << 20), "growing counts the difference");
         assert!(!limiter.grow(0, TABLE_ELEMENT_BYTES));
+        assert!(!limiter.charge(1), "host allocations share the call's budget");
+    }
+
+    #[test]
+    fn the_host_budget_counts_every_call_together() {
+        let host = HostMemory {
+            limit: AtomicUsize::new(300 << 20),
+            used: AtomicUsize::new(0),
+            pools: Mutex::new(Vec::new()),
+        };
+        assert_eq!(host.reserve(200 << 20), Ok(()));
+        assert_eq!(host.reserve(200 << 20), Err(300 << 20), "two calls of 200 MiB do not fit in 300");
+        host.release(200 << 20);
+        assert_eq!(host.reserve(200 << 20), Ok(()), "the first call's memory came back");
+    }
+
+    #[test]
+    fn the_default_host_budget_fits_the_machine() {
+        let budget = default_total_memory();
+        assert!(budget > 0 && budget < physical_memory(), "{budget} of {}", physical_memory());
     }
 }

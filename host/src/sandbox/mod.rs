@@ -15,6 +15,7 @@
 pub mod grants;
 pub mod guest_output;
 pub mod guest_pool;
+mod http_fields;
 mod memory;
 pub mod open_guard;
 pub mod outgoing_http;
@@ -33,7 +34,7 @@ use grants::Grants;
 use guest_output::GuestOutput;
 use outgoing_http::OutgoingHttp;
 
-pub use memory::MemoryLimiter;
+pub use memory::{MemoryHit, MemoryLimiter, default_total_memory, host_memory, release_when_idle};
 
 /// What one call's store holds of the sandbox.
 pub struct Sandbox {
@@ -119,9 +120,14 @@ impl Sandbox {
         &self.call_id
     }
 
-    /// Whether the guest asked for more memory than its budget.
-    pub fn memory_was_hit(&self) -> bool {
+    /// Which memory budget the guest ran out of, if it did.
+    pub fn memory_was_hit(&self) -> Option<MemoryHit> {
         self.memory.was_hit()
+    }
+
+    /// The call's memory budget, for what the host allocates on its behalf.
+    pub fn memory(&mut self) -> &mut MemoryLimiter {
+        &mut self.memory
     }
 
     /// WASI's view, for the store's `WasiView`.
@@ -185,6 +191,8 @@ pub fn add_to_linker<T: SandboxView + WasiView + wasmtime_wasi_http::WasiHttpVie
     // world is already in WASI). Every request passes `outgoing_http`'s
     // --allow-host check, so linking it grants nothing by itself.
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    // Header fields are host memory: charged to the call.
+    http_fields::add_to_linker(linker)?;
     Ok(())
 }
 
@@ -406,6 +414,6 @@ mod tests {
         assert_eq!(grow_a.call_async(&mut store, (640,)).await.unwrap(), (1,));
         // ...and 40 MiB more in the second does not: -1, the budget is spent.
         assert_eq!(grow_b.call_async(&mut store, (640,)).await.unwrap(), (-1,));
-        assert!(store.data_mut().sandbox().memory_was_hit());
+        assert_eq!(store.data_mut().sandbox().memory_was_hit(), Some(MemoryHit::Call));
     }
 }

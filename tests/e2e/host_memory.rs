@@ -1,0 +1,142 @@
+//! Bounded as a whole: the memory of ended calls goes back, the calls
+//! running together share one budget (`--max-total-memory`), and what the
+//! host allocates for a guest counts against the call's `--max-memory`.
+//! Each test watches the host's resident memory from /proc.
+
+use rmcp::model::CallToolResult;
+use serde_json::json;
+
+use crate::harness::{Host, Start, guest, rss_kib, text_of};
+
+/// The hostile component beside the demo (for well-behaved neighbour calls).
+fn hostile(extra: &[&str]) -> Start {
+    let mut start = Start::new("hostile", extra);
+    start.args.extend(["--component".to_string(), guest("demo").display().to_string()]);
+    start
+}
+
+fn rss_mib(host: &Host) -> u64 {
+    rss_kib(host.child.id().expect("the host runs")) / 1024
+}
+
+fn error_text(result: &CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    text_of(result)
+}
+
+/// Twelve calls one after another, each touching 200 MiB: between calls
+/// the host holds about one call's worth at most, never the sum (before:
+/// 226, 426, 625, … 1429 MB, as a batch of 16 ended calls' pages waited to
+/// be decommitted).
+#[tokio::test]
+async fn ended_calls_give_their_memory_back() {
+    let host = Host::start(hostile(&[])).await;
+    let echo = host.call("echo", json!({ "text": "warm" })).await.unwrap();
+    assert_eq!(text_of(&echo), "warm");
+    host.wait_until_idle().await;
+    let baseline = rss_mib(&host);
+    let mut seen = Vec::new();
+    for _ in 0..12 {
+        let done = host.call("grow_touch", json!({ "mib": 200 })).await.unwrap();
+        assert_eq!(text_of(&done), "touched 200 MiB");
+        host.wait_until_idle().await;
+        seen.push(rss_mib(&host));
+    }
+    let most = *seen.iter().max().unwrap();
+    assert!(
+        most < baseline + 64,
+        "idle RSS after each 200 MiB call (MiB): {seen:?}, baseline {baseline} MiB"
+    );
+}
+
+/// Three calls that each take 200 MiB and hold it, under a host budget of
+/// 700 MiB: a fourth is answered naming the flag, the host never holds
+/// much more than the budget, a small neighbour call still runs, and once
+/// the holders are stopped a 200 MiB call fits again.
+#[tokio::test]
+async fn calls_together_share_one_memory_budget() {
+    let host = Host::start(hostile(&["--max-total-memory", "700MiB"])).await;
+    let baseline = rss_mib(&host);
+    let mut holders = Vec::new();
+    for _ in 0..3 {
+        holders.push(host.start_call("grow_touch", json!({ "mib": 200, "hold": true })).await);
+    }
+    host.stderr
+        .wait_for_events("three calls holding 200 MiB", 3, |e| {
+            e.target == "tool" && e.message().contains("holding 200 MiB")
+        })
+        .await;
+    let refused = host.call("grow_touch", json!({ "mib": 200 })).await.unwrap();
+    let text = error_text(&refused);
+    assert!(text.contains("(--max-total-memory)"), "{text}");
+    let held = rss_mib(&host);
+    assert!(held < baseline + 700 + 64, "RSS {held} MiB with a 700 MiB budget (baseline {baseline} MiB)");
+    let neighbour = host.call("echo", json!({ "text": "beside" })).await.unwrap();
+    assert_eq!(text_of(&neighbour), "beside", "a small call still runs");
+
+    for holder in holders {
+        holder.cancel(Some("test cancels".into())).await.unwrap();
+    }
+    host.stderr.wait_for_events("the holders stopped", 4, |e| e.is_call_ended("grow_touch")).await;
+    host.wait_until_idle().await;
+    let again = host.call("grow_touch", json!({ "mib": 200 })).await.unwrap();
+    assert_eq!(text_of(&again), "touched 200 MiB", "the budget came back");
+}
+
+/// 4,000 header fields of 117 values of 1,000 bytes each, from one small
+/// guest buffer, under `--max-memory 32MiB`: stopped at the call's budget
+/// (before: answered normally, with 545 MB more in the host), and the
+/// next call is served.
+#[tokio::test]
+async fn header_fields_count_against_the_calls_memory() {
+    let host = Host::start(hostile(&["--max-memory", "32MiB"])).await;
+    let before = rss_mib(&host);
+    let result =
+        host.call("header_hoard", json!({ "fields": 4000, "per": 117, "size": 1000 })).await.unwrap();
+    let text = error_text(&result);
+    assert!(text.contains("(--max-memory)"), "{text}");
+    let after = rss_mib(&host);
+    assert!(after < before + 96, "RSS went from {before} to {after} MiB");
+    let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+    assert_eq!(text_of(&next), "next");
+}
+
+/// Eight calls each touch 6 MiB and hold it, then are cancelled: the pool
+/// keeps part of each slot resident for the next call (up to 4 MiB a
+/// memory), and once no call has started for a second the host releases
+/// it, so its idle memory goes back to what it was before the burst.
+#[tokio::test]
+async fn idle_memory_returns_to_its_baseline_after_a_burst() {
+    let host = Host::start(hostile(&[])).await;
+    let echo = host.call("echo", json!({ "text": "warm" })).await.unwrap();
+    assert_eq!(text_of(&echo), "warm");
+    host.wait_until_idle().await;
+    let baseline = rss_mib(&host);
+    let mut holders = Vec::new();
+    for _ in 0..8 {
+        holders.push(host.start_call("grow_touch", json!({ "mib": 6, "hold": true })).await);
+    }
+    host.stderr
+        .wait_for_events("eight calls holding 6 MiB", 8, |e| {
+            e.target == "tool" && e.message().contains("holding 6 MiB")
+        })
+        .await;
+    for holder in holders {
+        holder.cancel(Some("test cancels".into())).await.unwrap();
+    }
+    host.stderr.wait_for_events("the holders stopped", 8, |e| e.is_call_ended("grow_touch")).await;
+    host.wait_until_idle().await;
+    let after_burst = rss_mib(&host);
+    let released = host
+        .stderr
+        .wait_for_event("the idle release of the burst's slots", |e| {
+            e.message().starts_with("released the pool's resident memory")
+                && e.u64("released") > Some(16 << 20)
+        })
+        .await;
+    let idle = rss_mib(&host);
+    assert!(
+        idle < baseline + 12,
+        "idle RSS {idle} MiB, {after_burst} MiB right after the burst, baseline {baseline} MiB ({released})"
+    );
+}
