@@ -13,7 +13,8 @@
 //!   unseen);
 //! - a request's headers must arrive within `--http-header-timeout` (an
 //!   idle kept-alive connection is closed after that long too), and its
-//!   body within `--http-body-timeout` (else `408`);
+//!   body within `--http-body-timeout` (else `408`), and all bodies
+//!   together within `--max-request-memory` (else `503`, see [`bodies`]);
 //! - at most `--max-sessions` sessions, idle ones closed after
 //!   `--http-idle-timeout` or to make room (see [`sessions`]).
 //!
@@ -25,6 +26,7 @@
 //! up, as on stdio. A second signal skips the wait.
 
 mod answers;
+mod bodies;
 mod probes;
 mod sessions;
 
@@ -36,7 +38,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -48,6 +50,7 @@ use crate::mcp::ToolServer;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls, wait_for_calls};
 use answers::Answers;
+use bodies::BodyBudget;
 use sessions::{BoundedSessions, watch_refusal};
 
 /// Serves until a signal arrives; then drains (new calls refused, calls in
@@ -120,6 +123,8 @@ pub(crate) struct HttpOptions {
     pub body_timeout: Duration,
     /// How many connections may be open at once.
     pub max_connections: usize,
+    /// Bytes request bodies may hold in memory at once, all together.
+    pub max_request_memory: usize,
     /// After a signal, how long calls in flight may take to finish.
     pub drain_timeout: Duration,
 }
@@ -168,7 +173,9 @@ async fn serve(
     let tools = server.clone();
     let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);
     let body_timeout = options.body_timeout;
-    let handler = Arc::new(Handler { service, tools, body_timeout, stats, sessions, draining, answers });
+    let bodies = BodyBudget::new(options.max_request_memory);
+    let handler =
+        Arc::new(Handler { service, tools, body_timeout, bodies, stats, sessions, draining, answers });
     let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -269,6 +276,8 @@ struct Handler {
     /// The server sessions are made from; asked whether its tools are loaded.
     tools: ToolServer,
     body_timeout: Duration,
+    /// Request bodies in memory, all together (`--max-request-memory`).
+    bodies: BodyBudget,
     stats: Arc<Stats>,
     sessions: Arc<BoundedSessions>,
     /// Fires on the first signal: new calls and sessions are refused.
@@ -288,27 +297,15 @@ impl Handler {
         }
         let answering = (request.method() == http::Method::POST).then(|| self.answers.enter());
         let (parts, body) = request.into_parts();
-        let body = match tokio::time::timeout(self.body_timeout, Limited::new(body, MAX_BODY).collect()).await
-        {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => {
-                let message = format!("Payload Too Large: request body exceeds {MAX_BODY} bytes");
-                return closing(plain(StatusCode::PAYLOAD_TOO_LARGE, message));
-            }
-            Ok(Err(err)) => {
-                return closing(plain(
-                    StatusCode::BAD_REQUEST,
-                    format!("Bad Request: unreadable body: {err}"),
-                ));
-            }
-            Err(_) => {
-                let message = format!(
-                    "Request Timeout: the body did not arrive within {:?} (--http-body-timeout)",
-                    self.body_timeout
-                );
-                return closing(plain(StatusCode::REQUEST_TIMEOUT, message));
-            }
+        let declared = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+        let held = match self.bodies.read(body, declared, self.body_timeout).await {
+            Ok(held) => held,
+            Err(refusal) => return refusal.response(),
         };
+        let body = held.bytes.clone();
         if let Some(refused) = self.refuse_while_draining(&body) {
             return refused;
         }
@@ -317,6 +314,7 @@ impl Handler {
         if refused {
             return busy_sessions(&body);
         }
+        let response = held.charge_to(response);
         match answering {
             Some(open) => open.counting(response),
             None => response,

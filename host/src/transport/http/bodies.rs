@@ -1,0 +1,198 @@
+//! Request bodies in memory. Each `POST /mcp` body is read whole (rmcp
+//! parses it as one JSON message) under `--http-body-timeout` and rmcp's
+//! 4 MiB cap, into one buffer sized from its `Content-Length`. All bodies
+//! together, from their first byte until their answer is written, share
+//! one server-wide budget (`--max-request-memory`): past it a request is
+//! answered `503` with `Retry-After` and its connection closed, before
+//! more of it is read.
+//!
+//! A body costs about three times its size while its call lives: the
+//! bytes, rmcp's parsed message, and the call's own copy of its arguments.
+//! So each is charged [`COPIES`] times its size. Without the budget, 300
+//! connections each sending a 4 MiB `tools/call` to a host running one
+//! call at a time held 3 GB within 3 s.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use http::{Response, StatusCode};
+use http_body_util::BodyExt as _;
+use hyper::body::{Bytes, Frame, Incoming, SizeHint};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::{Body, MAX_BODY, closing, plain};
+use crate::limits::HumanBytes;
+
+/// What one body byte is charged: the bytes, the parsed message, the
+/// call's arguments.
+const COPIES: usize = 3;
+
+/// How long a client refused for the budget is asked to wait.
+const RETRY_AFTER_SECS: u32 = 1;
+
+/// The server-wide budget for request bodies in memory.
+pub(super) struct BodyBudget {
+    permits: Arc<Semaphore>,
+    limit: usize,
+}
+
+/// A request body, read, with its charge against the budget.
+pub(super) struct HeldBody {
+    /// The body.
+    pub(super) bytes: Bytes,
+    charge: Option<OwnedSemaphorePermit>,
+}
+
+/// Why a body was not read.
+#[derive(Debug)]
+pub(super) enum Refusal {
+    /// Over rmcp's 4 MiB cap.
+    TooLarge,
+    /// The connection failed mid-body.
+    Unreadable(String),
+    /// It did not arrive within `--http-body-timeout`.
+    TimedOut(Duration),
+    /// Bodies in flight hold the whole budget (its size).
+    Busy(usize),
+}
+
+impl BodyBudget {
+    /// A budget of `limit` bytes (what bodies are charged, see [`COPIES`]).
+    pub(super) fn new(limit: usize) -> Self {
+        BodyBudget { permits: Arc::new(Semaphore::new(limit.min(Semaphore::MAX_PERMITS))), limit }
+    }
+
+    /// Reads `body` (which says it has `declared` bytes, if it does) within
+    /// `timeout`, charging it as it comes.
+    pub(super) async fn read(
+        &self,
+        body: Incoming,
+        declared: Option<usize>,
+        timeout: Duration,
+    ) -> Result<HeldBody, Refusal> {
+        let mut held = HeldBody { bytes: Bytes::new(), charge: None };
+        if let Some(declared) = declared {
+            if declared > MAX_BODY {
+                return Err(Refusal::TooLarge);
+            }
+            self.charge(&mut held, declared)?;
+        }
+        let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0));
+        let read = async {
+            let mut body = body;
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|err| Refusal::Unreadable(err.to_string()))?;
+                let Ok(data) = frame.into_data() else { continue };
+                let size = buffer.len().saturating_add(data.len());
+                if size > MAX_BODY {
+                    return Err(Refusal::TooLarge);
+                }
+                self.charge(&mut held, size)?;
+                buffer.extend_from_slice(&data);
+            }
+            Ok(())
+        };
+        match tokio::time::timeout(timeout, read).await {
+            Ok(Ok(())) => {}
+            Ok(Err(refusal)) => return Err(refusal),
+            Err(_) => return Err(Refusal::TimedOut(timeout)),
+        }
+        held.bytes = buffer.freeze();
+        Ok(held)
+    }
+
+    /// Makes `held`'s charge cover a body of `size` bytes.
+    fn charge(&self, held: &mut HeldBody, size: usize) -> Result<(), Refusal> {
+        let charged = held.charge.as_ref().map_or(0, OwnedSemaphorePermit::num_permits);
+        let needed = size.saturating_mul(COPIES);
+        if needed <= charged {
+            return Ok(());
+        }
+        let more = u32::try_from(needed - charged).map_err(|_| Refusal::TooLarge)?;
+        let permit =
+            self.permits.clone().try_acquire_many_owned(more).map_err(|_| Refusal::Busy(self.limit))?;
+        match &mut held.charge {
+            Some(charge) => charge.merge(permit),
+            None => held.charge = Some(permit),
+        }
+        Ok(())
+    }
+}
+
+impl HeldBody {
+    /// `response`, keeping the body's charge until the response is written
+    /// (for a call: until its answer), when hyper drops it.
+    pub(super) fn charge_to(self, response: Response<Body>) -> Response<Body> {
+        match self.charge {
+            Some(charge) => response.map(|inner| Charged { inner, _charge: charge }.boxed()),
+            None => response,
+        }
+    }
+}
+
+impl Refusal {
+    /// The answer: `413`, `400`, `408`, or `503` with `Retry-After`; the
+    /// connection is closed after it (the rest of the body may still be on
+    /// its way).
+    pub(super) fn response(&self) -> Response<Body> {
+        let mut response = match self {
+            Refusal::TooLarge => plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload Too Large: request body exceeds {MAX_BODY} bytes"),
+            ),
+            Refusal::Unreadable(err) => {
+                plain(StatusCode::BAD_REQUEST, format!("Bad Request: unreadable body: {err}"))
+            }
+            Refusal::TimedOut(timeout) => plain(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("Request Timeout: the body did not arrive within {timeout:?} (--http-body-timeout)"),
+            ),
+            Refusal::Busy(limit) => {
+                tracing::debug!("request refused: bodies in flight hold --max-request-memory");
+                let mut response = plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "Service Unavailable: requests in flight hold all of the server's {} for request bodies \
+                         (--max-request-memory); retry later",
+                        HumanBytes(*limit)
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(http::header::RETRY_AFTER, http::HeaderValue::from(RETRY_AFTER_SECS));
+                response
+            }
+        };
+        response = closing(response);
+        response
+    }
+}
+
+/// A response body that keeps its request's charge while it lives.
+struct Charged {
+    inner: Body,
+    _charge: OwnedSemaphorePermit,
+}
+
+impl hyper::body::Body for Charged {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
