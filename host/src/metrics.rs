@@ -1,7 +1,7 @@
 //! Prometheus metrics, served at `/metrics` with `--http`: what the host
 //! did (calls by tool and outcome, how long they took and how long they
 //! took to stop, cleanups, approvals) and what it holds right now (live
-//! calls, paused calls, open client requests, sessions).
+//! calls, paused calls, open client requests, sessions, memory).
 //!
 //! Events are recorded where they happen, through [`Metrics`], which
 //! [`crate::stats::Stats`] owns, so every layer that counts already has it.
@@ -62,6 +62,10 @@ pub struct Levels {
     pub sessions: u64,
     /// Whether the host is draining (SIGTERM received; new calls refused).
     pub draining: bool,
+    /// Bytes live calls hold against `--max-total-memory`.
+    pub memory_bytes: u64,
+    /// Bytes the instance pool keeps resident of ended calls.
+    pub pool_resident_bytes: u64,
 }
 
 /// The registry and a typed handle for every metric in it.
@@ -80,6 +84,8 @@ pub struct Metrics {
     live_stores: Gauge,
     sessions: Gauge,
     draining: Gauge,
+    memory_bytes: Gauge,
+    pool_resident_bytes: Gauge,
 }
 
 impl Default for Metrics {
@@ -135,6 +141,16 @@ impl Default for Metrics {
                 "draining",
                 "1 while draining after SIGTERM: new calls are refused",
             ),
+            memory_bytes: gauge(
+                &mut registry,
+                "memory_bytes",
+                "Memory live calls hold (memories, tables, header fields), counted against --max-total-memory",
+            ),
+            pool_resident_bytes: gauge(
+                &mut registry,
+                "pool_resident_bytes",
+                "Memory the instance pool keeps resident of ended calls (released when idle)",
+            ),
             registry,
             calls,
             call_seconds,
@@ -186,6 +202,8 @@ impl Metrics {
         self.live_stores.set(level(levels.live_stores));
         self.sessions.set(level(levels.sessions));
         self.draining.set(i64::from(levels.draining));
+        self.memory_bytes.set(level(levels.memory_bytes));
+        self.pool_resident_bytes.set(level(levels.pool_resident_bytes));
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)
             .expect("writing to a String cannot fail");
@@ -203,11 +221,12 @@ mod tests {
         metrics.call_ended("echo", "ok", Some(0.002), None);
         metrics.call_ended("echo", "ok", Some(0.003), None);
         metrics.call_ended("spin", "stopped", Some(1.0), Some(0.1));
-        let text = metrics.render(Levels { sessions: 2, ..Levels::default() });
+        let text = metrics.render(Levels { sessions: 2, memory_bytes: 5 << 20, ..Levels::default() });
         assert!(text.contains(r#"mcp_wasm_host_calls_total{tool="echo",outcome="ok"} 2"#), "{text}");
         assert!(text.contains(r#"mcp_wasm_host_calls_total{tool="spin",outcome="stopped"} 1"#), "{text}");
         assert!(text.contains("mcp_wasm_host_stop_latency_seconds_count 1"), "{text}");
         assert!(text.contains("mcp_wasm_host_sessions 2"), "{text}");
+        assert!(text.contains("mcp_wasm_host_memory_bytes 5242880"), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");
     }
 }

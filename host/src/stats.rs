@@ -129,6 +129,8 @@ impl Stats {
             live_stores: now.live_stores,
             sessions,
             draining,
+            memory_bytes: crate::sandbox::host_memory().used() as u64,
+            pool_resident_bytes: crate::sandbox::host_memory().pool_resident() as u64,
         })
     }
 

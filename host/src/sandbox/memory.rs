@@ -167,6 +167,11 @@ impl HostMemory {
         pools.iter().map(|pool| pool.unused_memory_bytes_resident()).sum()
     }
 
+    /// Bytes live calls hold.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
     /// The budget, in bytes (`usize::MAX`: none).
     pub fn limit(&self) -> usize {
         self.limit.load(Ordering::Relaxed)
