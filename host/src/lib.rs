@@ -31,6 +31,7 @@
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
 //! optimized code is compiled), [`limits`] (what a call may use, named in messages),
+//! [`log_text`] (the one rule for outside text in log lines and errors: escaped, cut),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
@@ -53,6 +54,7 @@ pub mod contract;
 mod engine;
 mod limits;
 mod loader;
+pub mod log_text;
 mod mcp;
 mod metrics;
 mod registry;
