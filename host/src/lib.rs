@@ -227,7 +227,11 @@ async fn pull_components(args: &ServeArgs, settings: &mut Settings) -> Result<Ve
 /// be reached in plain HTTP; `None` when there is no cache directory.
 fn registry_options(args: &ServeArgs) -> Option<registry::RegistryOptions> {
     let store_dir = args.cache_dir.clone().or_else(CompileCache::default_dir)?.join("oci");
-    Some(registry::RegistryOptions { store_dir, insecure: args.insecure_registries.clone() })
+    Some(registry::RegistryOptions {
+        store_dir,
+        insecure: args.insecure_registries.clone(),
+        timeout: args.registry_timeout,
+    })
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {

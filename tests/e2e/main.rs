@@ -14,6 +14,7 @@ mod forged_text;
 mod fuzz;
 mod hardening;
 mod hostile;
+mod hostile_registry;
 mod http_limits;
 mod languages;
 mod lifecycle;
