@@ -102,8 +102,13 @@ pub(crate) fn build_server(
     let cache = compile_cache(args);
     // Nothing a tool may write can be something the host trusts, and no
     // grant may sit inside another writable one, across all components.
-    let mut trusted: Vec<std::path::PathBuf> =
-        settings.components.iter().map(|component| component.path.clone()).collect();
+    // `oci://` components are pulled after this (while the protocol is
+    // answered): what is trusted for them is the store they are kept in.
+    let local = settings.components.iter().filter(|component| component.oci.is_none());
+    let mut trusted: Vec<std::path::PathBuf> = local.map(|component| component.path.clone()).collect();
+    if settings.components.iter().any(|component| component.oci.is_some()) {
+        trusted.extend(registry_options(args).map(|options| options.store_dir));
+    }
     trusted.extend(args.config.clone());
     if let CompileCache::Dir { dir, .. } = &cache {
         trusted.push(dir.clone());
@@ -266,14 +271,17 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let mut settings = config::resolve(args)?;
-    pull_components(args, &mut settings).await?;
     let limits = settings.server.clone();
     let (server, loader) = build_server(args, &mut settings, shutdown.clone(), stats.clone())?;
-    // The protocol is answered while the components load: a cold compile
-    // takes seconds, and a client's first request must not wait for it.
+    // The protocol is answered while the components are pulled and load: a
+    // pull may take up to --registry-timeout and a cold compile seconds,
+    // and a client's first request must not wait for either.
     let serving = transport(args, &limits, server.clone(), signals, shutdown.clone(), stats);
     tokio::pin!(serving);
-    let loading = load_components(&server, &loader, &settings);
+    let loading = async {
+        pull_components(args, &mut settings).await?;
+        load_components(&server, &loader, &settings).await
+    };
     tokio::select! {
         // The client left, or a signal came, before the components loaded.
         served = &mut serving => return served,

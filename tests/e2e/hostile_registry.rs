@@ -2,7 +2,8 @@
 //! request as an attacker would — bodies that never end, a token endpoint
 //! that streams forever, a blob trickled a byte a second, error messages
 //! that forge log lines. The host must stop its start with one clear,
-//! bounded, escaped error, and its memory must stay bounded throughout.
+//! bounded, escaped error, and its memory must stay bounded throughout;
+//! while it pulls, a client's handshake is answered.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use sha2::{Digest as _, Sha256};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::harness::{host_binary, rss_kib};
+use crate::harness::{Host, Start, host_binary, rss_kib};
 
 /// What the server answers to one request.
 #[derive(Clone)]
@@ -256,4 +257,27 @@ async fn a_trickled_blob_stops_the_start_at_the_registry_timeout() {
     assert!(said.contains("took longer than --registry-timeout (3s)"), "{said}");
     assert!(refused.took < Duration::from_secs(15), "it took {:?}", refused.took);
     assert!(refused.peak_rss_mib < 150, "peak RSS {} MiB", refused.peak_rss_mib);
+}
+
+#[tokio::test]
+async fn initialize_is_answered_at_once_while_a_slow_pull_is_under_way() {
+    // Before: the pull ran before the transport started, so a client got
+    // no handshake until it ended (for a trickled blob, never).
+    let addr = HostileServer::bind().await.serve(registry_with_blob(Answer::Trickle(LAYER.to_vec())));
+    let cache = tempfile::tempdir().unwrap();
+    let reference = format!("oci://{addr}/tools/x:1");
+    let cache_dir = cache.path().display().to_string();
+    let args = ["--component", &reference, "--cache-dir", &cache_dir, "--registry-timeout", "8s"];
+    let started = Instant::now();
+    let host = Host::start(Start { args: args.map(String::from).to_vec(), ..Start::new("demo", &[]) }).await;
+    assert!(started.elapsed() < Duration::from_secs(4), "the handshake took {:?}", started.elapsed());
+    let progress = host.stderr.wait_for_event("progress", |e| e.message() == "still pulling").await;
+    assert_eq!(progress.str("layer"), Some(sha256(LAYER).as_str()), "{progress}");
+    let refused = host
+        .stderr
+        .wait_until("the pull to be given up", |lines| {
+            lines.iter().map(|line| line.text()).find(|text| text.starts_with("error:")).map(String::from)
+        })
+        .await;
+    assert!(refused.contains("took longer than --registry-timeout (8s)"), "{refused}");
 }
