@@ -1,7 +1,8 @@
 //! The compile cache: a component's compiled code, kept between runs so a
 //! large component starts in milliseconds instead of seconds. Compiled code
 //! runs unchecked, so the cache is used only when nobody but this user can
-//! have written it.
+//! have written it, and an artifact is loaded only when its checksum
+//! matches ([`artifact`]); one that does not is compiled and written anew.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -11,6 +12,8 @@ use anyhow::Result;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+mod artifact;
 
 /// Where compiled components are kept between runs.
 #[derive(Clone, Debug)]
@@ -44,30 +47,40 @@ impl CompileCache {
     pub fn cached(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
         let path = self.artifact_path(engine, bytes)?;
         match trusted_file(&path) {
-            Ok(true) => {
-                // SAFETY: the file is a regular file owned by this user in a
-                // directory only this user can write (checked by
-                // `artifact_path`), written by `Component::serialize`; its
-                // name is the digest of the component's bytes and of the
-                // engine's compatibility hash, so it is this component for
-                // this engine. wasmtime also checks the header and refuses
-                // incompatible artifacts.
-                match unsafe { Component::deserialize_file(engine, &path) } {
-                    Ok(component) => {
-                        // Used artifacts are the newest, so pruning removes
-                        // the least recently used first.
-                        touch(&path);
-                        return Some(component);
-                    }
-                    Err(err) => {
-                        tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}")
-                    }
-                }
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(err) => {
+                tracing::warn!(path = %path.display(), "ignoring cached artifact: {err:#}");
+                return None;
             }
-            Ok(false) => {}
-            Err(err) => tracing::warn!(path = %path.display(), "ignoring cached artifact: {err:#}"),
         }
-        None
+        let code = match artifact::open(&path) {
+            Ok(code) => code,
+            Err(err) => {
+                // Compiled again, and the artifact written anew.
+                tracing::warn!(path = %path.display(), "ignoring damaged cached artifact, recompiling: {err}");
+                return None;
+            }
+        };
+        // SAFETY: the file is a regular file owned by this user in a
+        // directory only this user can write (checked by `artifact_path`),
+        // and its checksum matches: these are the bytes
+        // `Component::serialize` wrote. Its name is the digest of the
+        // component's bytes and of the engine's compatibility hash, so it
+        // is this component for this engine. wasmtime also checks the
+        // header and refuses incompatible artifacts.
+        match unsafe { Component::deserialize(engine, &code) } {
+            Ok(component) => {
+                // Used artifacts are the newest, so pruning removes the
+                // least recently used first.
+                touch(&path);
+                Some(component)
+            }
+            Err(err) => {
+                tracing::warn!(path = %path.display(), "ignoring unusable cached artifact: {err:#}");
+                None
+            }
+        }
     }
 
     /// Compiles `bytes` with `engine` and stores the artifact for next time.
@@ -174,7 +187,7 @@ fn owned_and_private(meta: &std::fs::Metadata) -> Result<()> {
 fn store_artifact(path: &Path, component: &Component) -> Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let bytes = component.serialize()?;
+    let bytes = artifact::seal(component.serialize()?);
     let dir = path.parent().unwrap_or(Path::new("."));
     // Write then rename, so a concurrent start never reads a half-written
     // file; readable by this user only.

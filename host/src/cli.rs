@@ -373,6 +373,12 @@ pub struct ServeArgs {
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registries: Vec<String>,
 
+    /// The longest one pull from a registry may take, all of it: the
+    /// token, the manifest, the signatures and the component. A registry
+    /// that sends its bytes too slowly is given up on after this.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub registry_timeout: Duration,
+
     /// Load a new version of a component without a restart: a file when it
     /// changes, an oci:// tag when it moves. The new version is loaded and
     /// checked beside the old one, then swapped in for new calls; calls in

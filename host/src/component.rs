@@ -21,6 +21,7 @@ use crate::contract::types::{Annotations, ToolInfo};
 use crate::contract::{CONTRACT_VERSION, ToolComponentPre};
 use crate::engine::Tier;
 use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
+use crate::log_text::escaped;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::guest_pool::GuestPool;
@@ -110,7 +111,7 @@ pub enum LoadError {
     },
     /// It imports something the host does not provide.
     #[error(
-        "it needs an import the host does not provide: {0}\n\
+        "it needs an import the host does not provide: {0}. \
          The host provides WASI 0.2 (files, environment and outgoing wasi:http only as granted; \
          no raw sockets) and mcp:tool/client, mcp:tool/cancellation."
     )]
@@ -174,7 +175,9 @@ impl ToolComponent {
         let tools = infos
             .into_iter()
             .map(|info| {
-                let tool_name = info.name.clone();
+                // The name is the component's: quoted escaped and cut, like
+                // all outside text in errors (a forged one is why it is refused).
+                let tool_name = escaped(info.name.clone()).to_string();
                 ToolSpec::from_info(info)
                     .with_context(|| format!("{shown}: tool `{tool_name}` is declared wrongly"))
             })

@@ -31,6 +31,7 @@
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
 //! optimized code is compiled), [`limits`] (what a call may use, named in messages),
+//! [`log_text`] (the one rule for outside text in log lines and errors: escaped, cut),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
@@ -53,6 +54,7 @@ pub mod contract;
 mod engine;
 mod limits;
 mod loader;
+pub mod log_text;
 mod mcp;
 mod metrics;
 mod registry;
@@ -100,8 +102,13 @@ pub(crate) fn build_server(
     let cache = compile_cache(args);
     // Nothing a tool may write can be something the host trusts, and no
     // grant may sit inside another writable one, across all components.
-    let mut trusted: Vec<std::path::PathBuf> =
-        settings.components.iter().map(|component| component.path.clone()).collect();
+    // `oci://` components are pulled after this (while the protocol is
+    // answered): what is trusted for them is the store they are kept in.
+    let local = settings.components.iter().filter(|component| component.oci.is_none());
+    let mut trusted: Vec<std::path::PathBuf> = local.map(|component| component.path.clone()).collect();
+    if settings.components.iter().any(|component| component.oci.is_some()) {
+        trusted.extend(registry_options(args).map(|options| options.store_dir));
+    }
     trusted.extend(args.config.clone());
     if let CompileCache::Dir { dir, .. } = &cache {
         trusted.push(dir.clone());
@@ -236,7 +243,11 @@ async fn pull_components(args: &ServeArgs, settings: &mut Settings) -> Result<Ve
 /// be reached in plain HTTP; `None` when there is no cache directory.
 fn registry_options(args: &ServeArgs) -> Option<registry::RegistryOptions> {
     let store_dir = args.cache_dir.clone().or_else(CompileCache::default_dir)?.join("oci");
-    Some(registry::RegistryOptions { store_dir, insecure: args.insecure_registries.clone() })
+    Some(registry::RegistryOptions {
+        store_dir,
+        insecure: args.insecure_registries.clone(),
+        timeout: args.registry_timeout,
+    })
 }
 
 fn compile_cache(args: &ServeArgs) -> CompileCache {
@@ -271,14 +282,17 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let mut settings = config::resolve(args)?;
-    pull_components(args, &mut settings).await?;
     let limits = settings.server.clone();
     let (server, loader) = build_server(args, &mut settings, shutdown.clone(), stats.clone())?;
-    // The protocol is answered while the components load: a cold compile
-    // takes seconds, and a client's first request must not wait for it.
+    // The protocol is answered while the components are pulled and load: a
+    // pull may take up to --registry-timeout and a cold compile seconds,
+    // and a client's first request must not wait for either.
     let serving = transport(args, &limits, server.clone(), signals, shutdown.clone(), stats);
     tokio::pin!(serving);
-    let loading = load_components(&server, &loader, &settings);
+    let loading = async {
+        pull_components(args, &mut settings).await?;
+        load_components(&server, &loader, &settings).await
+    };
     tokio::select! {
         // The client left, or a signal came, before the components loaded.
         served = &mut serving => return served,

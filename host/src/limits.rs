@@ -117,22 +117,6 @@ impl fmt::Display for LimitHit {
     }
 }
 
-/// `text` cut to its first `max` bytes (at a character boundary), with a
-/// marker saying how much was cut; `text` itself when it fits.
-pub fn cut_to(mut text: String, max: usize) -> String {
-    if text.len() <= max {
-        return text;
-    }
-    let mut keep = max;
-    while !text.is_char_boundary(keep) {
-        keep -= 1;
-    }
-    let cut = text.len() - keep;
-    text.truncate(keep);
-    text.push_str(&format!("…[cut {cut} bytes]"));
-    text
-}
-
 /// Formats a duration the way a user typed it: `250ms`, `2s`, `1.5s`.
 pub struct HumanDuration(pub Duration);
 
@@ -232,14 +216,6 @@ mod tests {
         assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
         assert_eq!(parse_bytes("4096"), Ok(4096));
         assert!(parse_bytes("lots").is_err());
-    }
-
-    #[test]
-    fn cut_text_keeps_its_head_and_says_how_much_went() {
-        assert_eq!(cut_to("short".into(), 16), "short");
-        assert_eq!(cut_to("x".repeat(100), 10), format!("{}…[cut 90 bytes]", "x".repeat(10)));
-        // Never inside a character: "é" is two bytes.
-        assert_eq!(cut_to("aéé".into(), 2), "a…[cut 4 bytes]");
     }
 
     #[test]

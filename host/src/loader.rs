@@ -11,6 +11,7 @@ use anyhow::{Result, anyhow};
 use crate::call::CallRunner;
 use crate::component::ToolComponent;
 use crate::config::ComponentSettings;
+use crate::log_text::error_chain;
 use crate::mcp::ToolServer;
 use crate::registry;
 use crate::tiering::Compiler;
@@ -81,7 +82,7 @@ impl Loader {
                 ),
                 Err(err) => tracing::warn!(
                     component = %baseline.name,
-                    reason = %format!("{err:#}"),
+                    reason = %error_chain(&err),
                     "cannot optimize; the baseline code keeps serving"
                 ),
             }

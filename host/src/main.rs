@@ -3,6 +3,7 @@
 use std::io::{IsTerminal as _, Write as _};
 
 use mcp_wasm_host::cli::{Cli, Command, LogFormat};
+use mcp_wasm_host::log_text::{OneLinePerEvent, error_chain};
 use tracing_subscriber::EnvFilter;
 
 fn main() {
@@ -16,7 +17,13 @@ fn main() {
         )
         .with_writer(std::io::stderr);
     match cli.log_format {
-        LogFormat::Text => log.with_ansi(std::io::stderr().is_terminal()).init(),
+        // A field nobody escaped cannot start a line of its own.
+        LogFormat::Text => {
+            let coloured = std::io::stderr().is_terminal();
+            log.with_ansi(coloured)
+                .with_writer(move || OneLinePerEvent::new(std::io::stderr(), coloured))
+                .init()
+        }
         // The message and fields under `fields`, apart from the line's own
         // keys; the enclosing span (a call's request id) under `span`.
         LogFormat::Json => log.json().with_ansi(false).with_span_list(false).init(),
@@ -61,7 +68,9 @@ fn main() {
     let code = match result {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // The chain embeds what components and registries said: one
+            // escaped, bounded line, as every log line is.
+            eprintln!("error: {}", error_chain(&err));
             1
         }
     };

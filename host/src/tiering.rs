@@ -25,6 +25,7 @@ use wasmtime::{Engine, EngineWeak};
 
 use crate::cache::{CacheOutcome, CompileCache};
 use crate::engine::{EngineSettings, Epochs, Tier, build_engine};
+use crate::log_text::escaped;
 use crate::store::{CallState, host_linker};
 
 /// Compiles components for the host: optimized code from the cache when it
@@ -105,7 +106,10 @@ impl Compiler {
             // component is served once optimized code is ready, as without
             // tiering.
             Err(err) => {
-                tracing::info!("no baseline code (optimizing before serving instead): {err:#}");
+                tracing::info!(
+                    "no baseline code (optimizing before serving instead): {}",
+                    escaped(format!("{err:#}"))
+                );
                 self.optimize(bytes)
             }
         }

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ComponentSettings;
 use crate::loader::Loader;
+use crate::log_text::error_chain;
 use crate::mcp::ToolServer;
 use crate::registry::{self, RegistryOptions};
 
@@ -136,7 +137,8 @@ async fn tag_moved(watched: &mut Watched, options: &RegistryOptions) -> bool {
             false
         }
         Err(err) => {
-            let reason = format!("{err:#}");
+            // The registry's words are in the chain: escaped and cut.
+            let reason = error_chain(&err).to_string();
             if watched.refused.as_ref() != Some(&reason) {
                 tracing::warn!(reference, reason, "reload refused; the old version keeps serving");
             } else {
@@ -170,7 +172,9 @@ async fn reload(server: &ToolServer, loader: &Loader, watched: &Watched) {
             server.notify_tools_changed().await;
         }
         Err(err) => {
-            tracing::warn!(component = shown, reason = %format!("{err:#}"), "reload refused; the old version keeps serving")
+            // The chain quotes the new version (its tool names): escaped and cut.
+            let reason = error_chain(&err);
+            tracing::warn!(component = shown, %reason, "reload refused; the old version keeps serving")
         }
     }
 }

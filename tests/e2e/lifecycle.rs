@@ -128,6 +128,51 @@ async fn the_compile_cache_keeps_within_its_size_by_removing_the_least_recently_
     assert_eq!(pruned.u64("removed"), Some(1), "{pruned:?}");
 }
 
+/// A cached artifact damaged on disk — a 4 KiB run flipped in the middle
+/// of its code, cut in half, emptied — is never run: the host logs the
+/// damage naming the file, compiles the component again, rewrites the
+/// artifact and serves calls.
+#[tokio::test]
+async fn a_damaged_cached_artifact_is_logged_recompiled_and_rewritten() {
+    // Before: the flipped artifact was deserialised and run: the host died
+    // of SIGSEGV or SIGILL at start, with an empty stderr.
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().display().to_string();
+    let serve = || {
+        let dir = dir.clone();
+        async move {
+            let host = Host::start(Start::new("demo", &["--no-tiering", "--cache-dir", &dir])).await;
+            let echoed = host.call("echo", serde_json::json!({ "text": "served" })).await.unwrap();
+            assert_eq!(crate::harness::text_of(&echoed), "served");
+            host.disconnect().await.1
+        }
+    };
+    serve().await;
+    let artifacts: Vec<_> =
+        files_in(cache.path()).into_iter().filter(|name| name.ends_with(".cwasm")).collect();
+    assert_eq!(artifacts.len(), 1, "{artifacts:?}");
+    let artifact = cache.path().join(&artifacts[0]);
+    let whole = std::fs::read(&artifact).unwrap();
+
+    let mut flipped = whole.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle..middle + 4096].iter_mut().for_each(|byte| *byte ^= 0xa5);
+    let damages =
+        [("a flipped run", flipped), ("cut in half", whole[..middle].to_vec()), ("empty", Vec::new())];
+    for (damage, bytes) in damages {
+        std::fs::write(&artifact, &bytes).unwrap();
+        let log = serve().await;
+        let logged = log
+            .wait_for_event("the damage logged", |e| {
+                e.message().starts_with("ignoring damaged cached artifact")
+            })
+            .await;
+        assert_eq!(logged.level, "WARN", "{damage}: {logged}");
+        assert_eq!(logged.str("path"), Some(artifact.to_str().unwrap()), "{damage}: {logged}");
+        assert_eq!(std::fs::read(&artifact).unwrap(), whole, "{damage}: the artifact is written anew");
+    }
+}
+
 /// How a test ends the session.
 enum Stop {
     /// The client goes away: the host's stdin closes.

@@ -20,11 +20,20 @@ fn serving(reference: &str, cache: &Path, extra: &[&str]) -> Start {
 /// Runs the host with `args` and no client, expecting it to refuse to
 /// start; returns its stderr.
 async fn refused(args: &[&str]) -> String {
-    let output = tokio::process::Command::new(host_binary())
+    // stdin is held open: the protocol is served while components are
+    // pulled, and a client that is gone would end the host first.
+    let mut child = tokio::process::Command::new(host_binary())
         .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
         .await
+        .expect("the host stops by itself")
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "the host started: {stderr}");

@@ -42,9 +42,10 @@ fn build_guests(root: &Path) -> Result<()> {
     }
 
     // The hostile component built with one extra finding each: the tool
-    // schema that burned hosts down, and a tool list that never comes. In a
+    // schema that burned hosts down, a tool list that never comes, and a
+    // tool name that would forge log lines. In a
     // target dir of their own so these builds don't undo the one above.
-    for feature in ["schema-bomb", "list-spins"] {
+    for feature in ["schema-bomb", "list-spins", "forged-name"] {
         cargo_build_in(
             &guests,
             "wasm32-wasip2",

@@ -69,6 +69,12 @@ impl Guest for Hostile {
                 "Makes `fields` wasi:http fields and appends `per` headers of `size` bytes to each, from one buffer",
             ),
         ];
+        // Built only into `hostile-forged-name.wasm`: a tool name that would
+        // forge a log line, clear the terminal and set its title, 10 KiB
+        // long; the host must refuse it with one escaped, bounded line.
+        if cfg!(feature = "forged-name") {
+            tools.push(tool(&forged_name(), "A name no log line may echo raw"));
+        }
         // The schema of the finding that took hosts down: built only into
         // `hostile-schema-bomb.wasm`, which the host must refuse to load.
         if cfg!(feature = "schema-bomb") {
@@ -438,6 +444,12 @@ fn schema_tool(name: &str, description: &str, input: Value, output: Option<Value
         output_schema: output.map(|schema| schema.to_string()),
         ..tool(name, description)
     }
+}
+
+/// A newline and a line posing as the host's, OSC (window title) and CSI
+/// (clear screen) escapes, BEL, then 10 KiB of padding.
+fn forged_name() -> String {
+    format!("forged\nERROR forged host line\x1b]0;owned\x07\x1b[2J{}", "x".repeat(10 << 10))
 }
 
 fn tool(name: &str, description: &str) -> ToolInfo {

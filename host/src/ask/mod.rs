@@ -46,9 +46,9 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{CallLimits, HumanBytes, cut_to};
+use crate::limits::{CallLimits, HumanBytes};
+use crate::log_text::{cut_to, escape_controls};
 use crate::request_state::Answered;
-use crate::sandbox::guest_output::escape_controls;
 use crate::stats::Stats;
 
 pub use log_filter::LogFilter;

@@ -11,8 +11,8 @@ use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
 use crate::component::ToolComponent;
 use crate::contract::types::StopReason;
+use crate::log_text::escaped;
 use crate::sandbox::StoreBudget;
-use crate::sandbox::guest_output::escape_controls;
 
 impl CallRunner {
     /// Runs the component's `cleanup` for `call_id` in a new store.
@@ -51,7 +51,7 @@ impl CallRunner {
             Ok(Ok(())) => CleanupOutcome::Done,
             Ok(Err(err)) => {
                 // The error may quote the guest (names from its custom sections).
-                let err = escape_controls(&format!("{err:#}")).into_owned();
+                let err = escaped(format!("{err:#}"));
                 tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err}");
                 CleanupOutcome::Failed
             }

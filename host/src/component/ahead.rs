@@ -27,6 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, watch};
 use super::ToolComponent;
 use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
+use crate::log_text::escaped;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_pool::GuestPool;
 use crate::store::Guest;
@@ -163,7 +164,11 @@ fn make(
             Ok(Err(err)) => {
                 // The call that takes no instance makes its own and reports
                 // the same failure to its caller.
-                tracing::debug!(component = name, "cannot make an instance ahead: {err:#}");
+                tracing::debug!(
+                    component = name,
+                    "cannot make an instance ahead: {}",
+                    escaped(format!("{err:#}"))
+                );
                 None
             }
             Err(_) => {

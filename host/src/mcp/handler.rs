@@ -12,6 +12,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::{ToolServer, mode, status};
+use crate::log_text::escaped;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
 // rmcp by SEP-2577, but every protocol version this host serves has it.
@@ -88,7 +89,8 @@ impl ServerHandler for ToolServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let span = tracing::info_span!("tools/call", request = %context.id);
+        // The id is the client's: escaped and cut like any outside text.
+        let span = tracing::info_span!("tools/call", request = %escaped(context.id.to_string()));
         if let Some(state) = request.request_state.take() {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
             return mode::rounds::resume(self, &state, request, &context, span).await;

@@ -5,29 +5,36 @@
 //! - [`oci`]: talk to the registry — resolve a tag or a digest to the
 //!   component's manifest, pull its one `application/wasm` layer, bounded
 //!   and checked against its digest; credentials from the Docker config
-//!   file or the environment ([`auth`]);
+//!   file or the environment ([`auth`]); every request, its token and its
+//!   error bodies read under a bound ([`http`]);
 //! - [`signature`]: with a key (`--require-signature KEY.pub`), the
 //!   cosign signature over the manifest's digest is verified before any
 //!   component byte is pulled;
 //! - [`store`]: what was pulled, by digest, so a digest-pinned reference
 //!   starts without the registry.
 //!
-//! Every byte from a registry is treated as hostile: sizes are bounded
-//! before anything is read whole, every manifest and blob is hashed and
-//! compared with the digest that names it, and plain HTTP is spoken only to
-//! loopback registries or those named with `--insecure-registry`.
+//! Every byte from a registry is treated as hostile: every body is bounded
+//! before anything is read whole, a whole pull has a deadline
+//! (`--registry-timeout`), every manifest and blob is hashed and compared
+//! with the digest that names it, what a registry says is quoted escaped
+//! and cut, and plain HTTP is spoken only to loopback registries or those
+//! named with `--insecure-registry`.
 
 mod auth;
+mod http;
 mod oci;
 mod signature;
 mod store;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use oci_client::Reference;
 
 pub use signature::PublicKey;
+
+use crate::limits::HumanDuration;
 
 /// How a component reference from a registry is written.
 pub const SCHEME: &str = "oci://";
@@ -44,6 +51,9 @@ pub struct RegistryOptions {
     /// Registries (`HOST[:PORT]`) spoken to over plain HTTP although they
     /// are not on loopback.
     pub insecure: Vec<String>,
+    /// The longest one pull may take, all its requests together
+    /// (`--registry-timeout`): a registry that trickles is given up on.
+    pub timeout: Duration,
 }
 
 /// A component pulled from a registry (or found in the store), checked.
@@ -76,17 +86,37 @@ pub async fn pull(reference: &str, key: Option<&Path>, options: &RegistryOptions
         return Ok(Pulled { reference: reference.into(), offline: true, ..found });
     }
 
-    let registry = oci::Registry::connect(&parsed, &options.insecure)?;
-    let manifest = registry.manifest(&parsed).await?;
+    let pull = from_registry(reference, &parsed, key.as_ref(), &store, &options.insecure);
+    match tokio::time::timeout(options.timeout, pull).await {
+        Ok(pulled) => pulled,
+        Err(_) => bail!(
+            "registry {}: the pull took longer than --registry-timeout ({}); the registry is too slow \
+             or trickles its answer",
+            parsed.resolve_registry(),
+            HumanDuration(options.timeout)
+        ),
+    }
+}
+
+/// The network part of [`pull`]: manifest, signature, component.
+async fn from_registry(
+    reference: &str,
+    parsed: &Reference,
+    key: Option<&PublicKey>,
+    store: &store::Store,
+    insecure: &[String],
+) -> Result<Pulled> {
+    let registry = oci::Registry::connect(parsed, insecure).await?;
+    let manifest = registry.manifest(parsed).await?;
     let digest = manifest.digest.clone();
     if parsed.digest().is_none() {
         tracing::info!(reference, digest, "tag resolved");
     }
     let layer = manifest.component_layer()?;
     // The signature is checked before any component byte is pulled.
-    let signer = match &key {
+    let signer = match key {
         Some(key) => {
-            let signed = registry.signatures(&parsed, &digest).await?;
+            let signed = registry.signatures(parsed, &digest).await?;
             let kept = signature::verify_any(key, &signed, &digest)?;
             store.put_signature(&digest, kept)?;
             Some(key.signer())
@@ -98,7 +128,7 @@ pub async fn pull(reference: &str, key: Option<&Path>, options: &RegistryOptions
         tracing::info!(reference, digest, signer, "component already in the store");
         return Ok(Pulled { reference: reference.into(), digest, path, signer, offline: false });
     }
-    let bytes = registry.blob(&parsed, layer, MAX_COMPONENT_BYTES).await?;
+    let bytes = registry.blob(parsed, layer, MAX_COMPONENT_BYTES).await?;
     let path = store.put_component(&digest, &manifest.raw, &layer.digest, &bytes)?;
     tracing::info!(reference, digest, bytes = bytes.len(), signer, "component pulled");
     Ok(Pulled { reference: reference.into(), digest, path, signer, offline: false })

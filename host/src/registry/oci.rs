@@ -1,6 +1,7 @@
-//! The registry side of a pull, through `oci-client` (the ORAS project's
-//! OCI distribution client): resolve a reference to its manifest, read the
-//! component layer and the cosign signatures, each bounded and hashed.
+//! The registry side of a pull: resolve a reference to its manifest, read
+//! the component layer and the cosign signatures, each bounded and hashed.
+//! The requests themselves, every body read under a bound, are in
+//! [`super::http`].
 //!
 //! A component is the Wasm OCI artifact `wkg oci push` publishes (the
 //! layout of the CNCF TAG Runtime's Wasm OCI artifact, as the `oci-wasm`
@@ -8,20 +9,18 @@
 //! `application/vnd.wasm.config.v0+json` and whose one layer is
 //! `application/wasm`, the component's bytes.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use futures_util::StreamExt as _;
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::Reference;
 use oci_client::manifest::{
     IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest,
 };
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference, RegistryOperation};
 use sha2::{Digest as _, Sha256};
 
+use super::http::{NotFound, RegistryHttp, read_bounded};
 use super::signature::Signed;
+use crate::limits::HumanBytes;
 
 /// The config media type of a Wasm OCI artifact (`oci-wasm`, used by `wkg`).
 pub const WASM_CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
@@ -39,16 +38,12 @@ const MAX_MANIFEST_BYTES: usize = 64 << 10;
 const MAX_PAYLOAD_BYTES: u64 = 64 << 10;
 /// Signatures read from one `.sig` manifest (cosign appends one per signing).
 const MAX_SIGNATURES: usize = 16;
+/// How often a blob still coming is reported in the log.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// One registry, reached for one reference.
 pub struct Registry {
-    client: Client,
-    /// For manifests, read here with a bound (oci-client reads them whole).
-    http: reqwest::Client,
-    /// `http` or `https`, as for `client`.
-    scheme: &'static str,
-    auth: RegistryAuth,
-    name: String,
+    http: RegistryHttp,
 }
 
 /// A manifest, checked against the digest that names it.
@@ -62,33 +57,17 @@ pub struct Manifest {
 }
 
 impl Registry {
-    /// A client for `reference`'s registry: HTTPS, or plain HTTP only for
-    /// a loopback registry or one the user named with `--insecure-registry`.
-    pub fn connect(reference: &Reference, insecure: &[String]) -> Result<Registry> {
+    /// Reaches `reference`'s registry and negotiates pulling from its
+    /// repository: HTTPS, or plain HTTP only for a loopback registry or one
+    /// the user named with `--insecure-registry`.
+    pub async fn connect(reference: &Reference, insecure: &[String]) -> Result<Registry> {
         // reqwest's rustls has no crypto provider of its own here (no
         // aws-lc); the process uses ring, as the rest of the host does.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let name = reference.resolve_registry().to_string();
         let plain = is_loopback(&name) || insecure.iter().any(|host| host == &name);
-        let protocol =
-            if plain { ClientProtocol::HttpsExcept(vec![name.clone()]) } else { ClientProtocol::Https };
-        let config = ClientConfig {
-            protocol,
-            connect_timeout: Some(Duration::from_secs(10)),
-            read_timeout: Some(Duration::from_secs(30)),
-            max_concurrent_download: 1,
-            ..ClientConfig::default()
-        };
-        let client = Client::try_from(config).context("cannot set up the registry client")?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(60))
-            // A manifest is never fetched from elsewhere than the registry named.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .context("cannot set up the registry client")?;
-        let scheme = if plain { "http" } else { "https" };
-        Ok(Registry { client, http, scheme, auth: super::auth::for_registry(&name), name })
+        let auth = super::auth::for_registry(&name);
+        Ok(Registry { http: RegistryHttp::connect(name, plain, auth, reference.repository()).await? })
     }
 
     /// Resolves `reference` (a tag or a digest) to its manifest; a digest
@@ -106,53 +85,14 @@ impl Registry {
         Ok(Manifest { digest, raw, image })
     }
 
-    /// GETs a manifest, reading at most [`MAX_MANIFEST_BYTES`], with the
-    /// credentials (or bearer token) oci-client negotiated for pulling.
+    /// GETs a manifest, reading at most [`MAX_MANIFEST_BYTES`].
     async fn manifest_bytes(&self, reference: &Reference) -> Result<Vec<u8>> {
-        let token = self
-            .client
-            .auth(reference, &self.auth, RegistryOperation::Pull)
-            .await
-            .map_err(|e| self.explain(e))?;
-        let name = &self.name;
         let target = reference.digest().or(reference.tag()).unwrap_or("latest");
-        let url = format!("{}://{name}/v2/{}/manifests/{target}", self.scheme, reference.repository());
+        let path = format!("{}/manifests/{target}", reference.repository());
         let accept = format!("{OCI_IMAGE_MEDIA_TYPE}, {IMAGE_MANIFEST_MEDIA_TYPE}");
-        let mut request = self.http.get(&url).header(reqwest::header::ACCEPT, accept);
-        request = match (token, &self.auth) {
-            (Some(token), _) => request.bearer_auth(token),
-            (None, RegistryAuth::Basic(user, password)) => request.basic_auth(user, Some(password)),
-            (None, _) => request,
-        };
-        let mut response = request.send().await.map_err(|err| self.explain(err.into()))?;
-        match response.status() {
-            status if status.is_success() => {}
-            reqwest::StatusCode::NOT_FOUND => {
-                return Err(anyhow::Error::new(NotFound).context(format!(
-                    "registry {name} does not have it: no manifest {target} (manifest unknown)"
-                )));
-            }
-            status @ (reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN) => {
-                return Err(self.explain(OciDistributionError::UnauthorizedError { url: status.to_string() }));
-            }
-            status => bail!("registry {name} answered {status} for manifest {target}"),
-        }
-        let too_large = || {
-            anyhow::anyhow!("registry {name}: manifest {target} is larger than {MAX_MANIFEST_BYTES} bytes")
-        };
-        if response.content_length().is_some_and(|length| length > MAX_MANIFEST_BYTES as u64) {
-            return Err(too_large());
-        }
-        let mut raw = Vec::new();
-        while let Some(chunk) =
-            response.chunk().await.with_context(|| format!("reading manifest {target}"))?
-        {
-            if raw.len() + chunk.len() > MAX_MANIFEST_BYTES {
-                return Err(too_large());
-            }
-            raw.extend_from_slice(&chunk);
-        }
-        Ok(raw)
+        let what = format!("manifest {target}");
+        let response = self.http.get(&path, Some(&accept), false, &what).await?;
+        read_bounded(response, MAX_MANIFEST_BYTES, || format!("registry {}: {what}", self.http.name)).await
     }
 
     /// The cosign signatures stored for `digest` under the `.sig` tag
@@ -181,7 +121,7 @@ impl Registry {
 
     /// Pulls the blob `layer` describes, refusing one larger than its
     /// declared size or `limit` (before reading it), and one whose bytes do
-    /// not hash to its digest.
+    /// not hash to its digest. Logs progress while a large one comes.
     pub async fn blob(&self, reference: &Reference, layer: &OciDescriptor, limit: u64) -> Result<Vec<u8>> {
         // The digest names a file in the store and goes into a URL: only
         // the canonical form is accepted.
@@ -190,23 +130,38 @@ impl Registry {
         if size > limit {
             bail!("its layer {} declares {} bytes, more than the {limit} accepted", layer.digest, layer.size);
         }
-        let mut stream =
-            self.client.pull_blob_stream(reference, layer).await.map_err(|err| self.explain(err))?;
-        if stream.content_length.is_some_and(|length| length > size) {
+        let path = format!("{}/blobs/{}", reference.repository(), layer.digest);
+        let what = format!("blob {}", layer.digest);
+        let mut response = self.http.get(&path, None, true, &what).await?;
+        if response.content_length().is_some_and(|length| length > size) {
             bail!("the registry offers more bytes for layer {} than its manifest declares", layer.digest);
         }
-        let mut bytes = Vec::with_capacity(size as usize);
-        while let Some(chunk) = stream.next().await {
-            // oci-client checks the digest as the last chunk arrives.
-            let chunk = chunk.with_context(|| {
-                format!("layer {} is corrupt, was tampered with, or was cut off", layer.digest)
-            })?;
+        // Reserved as it comes, not as declared: a size is only a claim.
+        let mut bytes = Vec::with_capacity(size.min(1 << 20) as usize);
+        let mut hasher = Sha256::new();
+        let mut reported = Instant::now();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .with_context(|| format!("layer {} was cut off: the registry stopped sending it", layer.digest))?
+        {
             if (bytes.len() + chunk.len()) as u64 > size {
                 bail!("the registry sent more bytes for layer {} than its manifest declares", layer.digest);
             }
+            hasher.update(&chunk);
             bytes.extend_from_slice(&chunk);
+            if reported.elapsed() >= PROGRESS_EVERY {
+                reported = Instant::now();
+                tracing::info!(
+                    registry = self.http.name,
+                    layer = layer.digest,
+                    received = %HumanBytes(bytes.len()),
+                    of = %HumanBytes(size as usize),
+                    "still pulling"
+                );
+            }
         }
-        let actual = sha256(&bytes);
+        let actual = format!("sha256:{}", hex::encode(hasher.finalize()));
         if actual != layer.digest || bytes.len() as u64 != size {
             bail!(
                 "layer {} is corrupt or was tampered with: its {} bytes hash to {actual}",
@@ -215,35 +170,6 @@ impl Registry {
             );
         }
         Ok(bytes)
-    }
-
-    /// Says what went wrong in the registry's terms, never with credentials.
-    fn explain(&self, err: OciDistributionError) -> anyhow::Error {
-        let name = &self.name;
-        match &err {
-            OciDistributionError::RegistryError { envelope, .. }
-                if envelope.errors.iter().any(|e| {
-                    matches!(e.code, OciErrorCode::ManifestUnknown | OciErrorCode::NameUnknown)
-                        || matches!(e.code, OciErrorCode::BlobUnknown | OciErrorCode::NotFound)
-                }) =>
-            {
-                anyhow::Error::new(NotFound).context(format!("registry {name} does not have it: {err}"))
-            }
-            OciDistributionError::ImageManifestNotFoundError(_) => {
-                anyhow::Error::new(NotFound).context(format!("registry {name} does not have it: {err}"))
-            }
-            OciDistributionError::UnauthorizedError { .. }
-            | OciDistributionError::AuthenticationFailure(_) => {
-                anyhow::anyhow!(
-                    "registry {name} refused access: log in with `docker login {name}` (or set \
-                     MCP_WASM_HOST_REGISTRY_USERNAME and MCP_WASM_HOST_REGISTRY_PASSWORD)"
-                )
-            }
-            OciDistributionError::RequestError(request) if request.is_connect() || request.is_timeout() => {
-                anyhow::Error::new(err).context(format!("cannot reach registry {name}"))
-            }
-            _ => anyhow::Error::new(err).context(format!("registry {name}")),
-        }
     }
 }
 
@@ -270,11 +196,6 @@ impl Manifest {
         }
     }
 }
-
-/// The registry has no such manifest or blob.
-#[derive(Debug, thiserror::Error)]
-#[error("not found in the registry")]
-pub struct NotFound;
 
 /// `sha256:HEX` of `bytes`.
 pub fn sha256(bytes: &[u8]) -> String {

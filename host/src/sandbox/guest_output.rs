@@ -10,7 +10,6 @@
 //! on a write error), and one line at the end of the call says how much was
 //! dropped.
 
-use std::borrow::Cow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -21,6 +20,7 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 use crate::limits::HumanBytes;
+use crate::log_text::escape_controls;
 
 /// A line longer than this is logged in pieces, so an endless line is not
 /// held back until the call ends.
@@ -29,23 +29,6 @@ const LONGEST_LINE: usize = 4 << 10;
 /// What a guest may be offered to write at once (wasmtime-wasi's own stdio
 /// offers the same).
 const WRITE_PERMIT: usize = 64 << 10;
-
-/// `text` with every control character (C0, DEL, C1: `\n`, `\r`, ESC, …)
-/// written as an escape (`\n`, `\r`, `\u{1b}`), for the host's log.
-pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut escaped = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if c.is_control() {
-            escaped.extend(c.escape_debug());
-        } else {
-            escaped.push(c);
-        }
-    }
-    Cow::Owned(escaped)
-}
 
 /// Which of the guest's two output streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,13 +236,6 @@ impl AsyncWrite for Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn control_characters_are_escaped_and_the_rest_left_alone() {
-        assert_eq!(escape_controls("plain text, ünïcode"), "plain text, ünïcode");
-        assert_eq!(escape_controls("a\nb\rc\td"), r"a\nb\rc\td");
-        assert_eq!(escape_controls("\x1b[2J\u{9b}1A\u{7f}"), r"\u{1b}[2J\u{9b}1A\u{7f}");
-    }
 
     #[test]
     fn output_is_cut_at_the_budget_shared_by_both_streams() {

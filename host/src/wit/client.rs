@@ -18,7 +18,7 @@ use crate::approval::ApprovalQuestion;
 use crate::ask::{AskError, CallChannel, Question, form_params};
 use crate::cancellation::CallCancellation;
 use crate::contract::client::{ElicitResponse, Host, LogLevel, RequestError};
-use crate::sandbox::guest_output::escape_controls;
+use crate::log_text::escape_controls;
 
 /// What `client` needs of a call's store.
 pub struct ClientCtxView<'a> {

@@ -1,0 +1,207 @@
+//! One rule for text the host did not write itself — a tool's name or
+//! output, a registry's error message, a client's words, a file's
+//! contents — whenever it goes into a log line or a fatal error: control
+//! characters are escaped and the text is cut to a bounded length.
+//!
+//! Escaped, such text cannot end a line early and pass the rest off as a
+//! line of the host's own, move the cursor, clear the terminal or set its
+//! title (ESC, BEL and the C1 controls are all escaped). Cut, it cannot
+//! fill the log with one line. Call sites wrap the text in [`escaped`]
+//! (`%escaped(&name)` in a `tracing` field, `{}` in a message); the log's
+//! writer ([`OneLinePerEvent`]) is the backstop for a field that was not.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Write};
+
+/// How much of a text from outside goes into one log line or error, in
+/// bytes (before escaping); the rest is cut, with a marker saying how much.
+pub const MAX_LOGGED_TEXT: usize = 1 << 10;
+
+/// An error's chain (`{err:#}`: a fatal error, a refused reload) is mostly
+/// the host's own words around such texts, each already cut where it was
+/// quoted: it gets more room, still bounded.
+pub const MAX_ERROR_TEXT: usize = 4 << 10;
+
+/// `err` with its whole chain, as it may appear in a log line or an error
+/// message: escaped, and cut to [`MAX_ERROR_TEXT`].
+pub fn error_chain(err: &anyhow::Error) -> Escaped<String> {
+    escaped_to(format!("{err:#}"), MAX_ERROR_TEXT)
+}
+
+/// `text` with every control character (C0, DEL, C1: `\n`, `\r`, ESC, BEL,
+/// …) written as an escape (`\n`, `\r`, `\u{1b}`, `\u{7}`).
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_debug());
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// `text` cut to its first `max` bytes (at a character boundary), with a
+/// marker saying how much was cut; `text` itself when it fits.
+pub fn cut_to(mut text: String, max: usize) -> String {
+    let keep = boundary_at(&text, max);
+    if keep == text.len() {
+        return text;
+    }
+    let cut = text.len() - keep;
+    text.truncate(keep);
+    text.push_str(&format!("…[cut {cut} bytes]"));
+    text
+}
+
+/// The largest character boundary of `text` at or below `max`.
+fn boundary_at(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    let mut keep = max;
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    keep
+}
+
+/// `text` as it may appear in a log line or an error: escaped, and cut to
+/// [`MAX_LOGGED_TEXT`]. Formats lazily; nothing is copied until written.
+pub fn escaped<T: AsRef<str>>(text: T) -> Escaped<T> {
+    Escaped { text, max: MAX_LOGGED_TEXT }
+}
+
+/// [`escaped`] with room for `max` bytes.
+pub fn escaped_to<T: AsRef<str>>(text: T, max: usize) -> Escaped<T> {
+    Escaped { text, max }
+}
+
+/// Text from outside, shown escaped and cut (see [`escaped`]).
+pub struct Escaped<T> {
+    text: T,
+    max: usize,
+}
+
+impl<T: AsRef<str>> fmt::Display for Escaped<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.text.as_ref();
+        let keep = boundary_at(text, self.max);
+        f.write_str(&escape_controls(&text[..keep]))?;
+        if keep < text.len() {
+            write!(f, "…[cut {} bytes]", text.len() - keep)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: AsRef<str>> fmt::Debug for Escaped<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The text log's writer: `tracing-subscriber`'s fmt layer formats each
+/// event whole and hands it over in one write, ending in `\n`. Any other
+/// line break or control character in it came from a field nobody escaped,
+/// and is escaped here, so one event is always one line. ESC is left alone
+/// when the log is coloured (the layer's own colours are ESC sequences; the
+/// layer escapes ESC in field values itself).
+pub struct OneLinePerEvent<W> {
+    inner: W,
+    keep_esc: bool,
+}
+
+impl<W> OneLinePerEvent<W> {
+    /// Writes events to `inner`; `coloured` when the layer writes ANSI colours.
+    pub fn new(inner: W, coloured: bool) -> Self {
+        OneLinePerEvent { inner, keep_esc: coloured }
+    }
+}
+
+impl<W: Write> Write for OneLinePerEvent<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let (body, end) = match buf.strip_suffix(b"\n") {
+            Some(body) => (body, &b"\n"[..]),
+            None => (buf, &b""[..]),
+        };
+        let text = String::from_utf8_lossy(body);
+        let keep_esc = self.keep_esc;
+        let stray = |c: char| c.is_control() && c != '\t' && !(keep_esc && c == '\x1b');
+        if !text.contains(stray) {
+            self.inner.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        let mut line = String::with_capacity(text.len() + 16);
+        for c in text.chars() {
+            if stray(c) {
+                line.extend(c.escape_debug());
+            } else {
+                line.push(c);
+            }
+        }
+        line.push_str(std::str::from_utf8(end).unwrap_or_default());
+        self.inner.write_all(line.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_left_alone() {
+        assert_eq!(escape_controls("plain text, ünïcode"), "plain text, ünïcode");
+        assert_eq!(escape_controls("a\nb\rc\td"), r"a\nb\rc\td");
+        assert_eq!(escape_controls("\x1b[2J\u{9b}1A\u{7f}\x07"), r"\u{1b}[2J\u{9b}1A\u{7f}\u{7}");
+    }
+
+    #[test]
+    fn cut_text_keeps_its_head_and_says_how_much_went() {
+        assert_eq!(cut_to("short".into(), 16), "short");
+        assert_eq!(cut_to("x".repeat(100), 10), format!("{}…[cut 90 bytes]", "x".repeat(10)));
+        // Never inside a character: "é" is two bytes.
+        assert_eq!(cut_to("aéé".into(), 2), "a…[cut 4 bytes]");
+    }
+
+    #[test]
+    fn escaped_text_is_one_bounded_line() {
+        let forged = format!("evil\nINFO forged\x1b]0;title\x07\x1b[2J{}", "x".repeat(10 << 10));
+        let shown = escaped(&forged).to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert!(shown.starts_with(r"evil\nINFO forged\u{1b}]0;title\u{7}\u{1b}[2J"), "{shown}");
+        let cut = forged.len() - MAX_LOGGED_TEXT;
+        assert!(shown.ends_with(&format!("x…[cut {cut} bytes]")), "{shown}");
+        assert!(shown.len() < MAX_LOGGED_TEXT + 64, "{} bytes", shown.len());
+        assert_eq!(escaped("plain").to_string(), "plain");
+        assert_eq!(escaped_to("aéé", 2).to_string(), "a…[cut 4 bytes]");
+    }
+
+    fn through_writer(event: &[u8], coloured: bool) -> String {
+        let mut out = Vec::new();
+        let mut writer = OneLinePerEvent::new(&mut out, coloured);
+        assert_eq!(writer.write(event).unwrap(), event.len());
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_log_writer_keeps_each_event_on_one_line() {
+        assert_eq!(through_writer(b"INFO plain\ttab\n", false), "INFO plain\ttab\n");
+        assert_eq!(
+            through_writer(b"WARN reason=a\nINFO forged\x07\x1b[2J\n", false),
+            "WARN reason=a\\nINFO forged\\u{7}\\u{1b}[2J\n"
+        );
+        // Coloured: the layer's own ESC sequences stay; line breaks never do.
+        assert_eq!(through_writer(b"\x1b[32mINFO\x1b[0m a\rb\n", true), "\x1b[32mINFO\x1b[0m a\\rb\n");
+    }
+}
