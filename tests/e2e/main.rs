@@ -10,6 +10,7 @@ mod cancel;
 mod client_requests;
 mod config;
 mod fleet;
+mod frames;
 mod fuzz;
 mod hardening;
 mod hostile;
