@@ -9,6 +9,7 @@ mod balanced;
 mod cancel;
 mod client_requests;
 mod config;
+mod descriptors;
 mod fleet;
 mod frames;
 mod fuzz;
