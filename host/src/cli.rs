@@ -176,10 +176,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_bytes)]
     pub max_memory: usize,
 
-    /// Largest result a call may return (text, media and structured content
-    /// together); a larger one becomes an isError result naming the limit.
+    /// Largest result a call may return, as the client receives it (its
+    /// JSON: every field, media in base64); a larger one becomes an isError
+    /// result naming the limit.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_bytes)]
     pub max_output: usize,
+
+    /// Content blocks a call's result may hold; more is an isError result.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_content_blocks: usize,
 
     /// Largest log record (its data) or progress message a tool may send;
     /// a longer one is cut, with a marker saying how much was cut.

@@ -120,6 +120,7 @@ struct ComponentTable {
     max_memory: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_output: Option<usize>,
+    max_content_blocks: Option<usize>,
     max_handles: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_log_record: Option<usize>,
@@ -363,6 +364,7 @@ fn component(
             cleanup_fuel: pick!(cleanup_fuel),
             cleanup_timeout: pick!(cleanup_timeout),
             max_output: pick!(max_output),
+            max_content_blocks: pick!(max_content_blocks),
             max_handles: pick!(max_handles),
             max_log_record: pick!(max_log_record),
             max_question: pick!(max_question),

@@ -30,7 +30,8 @@
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
-//! optimized code is compiled), [`limits`] (what a call may use, named in messages),
+//! optimized code is compiled), [`limits`] (what a call may use, named in messages)
+//! with [`json_size`] (sizes of JSON counted without writing it),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
@@ -51,6 +52,7 @@ mod component;
 mod config;
 pub mod contract;
 mod engine;
+mod json_size;
 mod limits;
 mod loader;
 mod mcp;

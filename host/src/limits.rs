@@ -21,9 +21,11 @@ pub struct CallLimits {
     pub cleanup_fuel: u64,
     /// Wall-clock time for the `cleanup` export.
     pub cleanup_timeout: Duration,
-    /// Bytes a result may carry (content and structured content together),
-    /// or an error's message.
+    /// Bytes a result may take as the client receives it (its JSON: every
+    /// content block and structured content together), or an error's message.
     pub max_output: usize,
+    /// Content blocks a result may hold (`--max-content-blocks`).
+    pub max_content_blocks: usize,
     /// Host handles (files, streams, pollables, HTTP bodies) held at once.
     pub max_handles: usize,
     /// Bytes of one log record's data or one progress message; longer ones
@@ -51,6 +53,7 @@ impl Default for CallLimits {
             cleanup_fuel: 100_000_000,
             cleanup_timeout: Duration::from_millis(500),
             max_output: 16 << 20,
+            max_content_blocks: 1024,
             max_handles: 4096,
             max_log_record: 16 << 10,
             max_question: 64 << 10,
@@ -83,6 +86,9 @@ pub enum LimitHit {
     Output(usize, usize),
     /// It held more host handles than `--max-handles` allows.
     Handles(usize),
+    /// Its result held more content blocks than `--max-content-blocks`
+    /// allows (the number it had, the limit).
+    ContentBlocks(usize, usize),
 }
 
 impl fmt::Display for LimitHit {
@@ -104,6 +110,11 @@ impl fmt::Display for LimitHit {
                 "its result of {} is larger than its output limit of {} (--max-output)",
                 HumanBytes(*size),
                 HumanBytes(*limit)
+            ),
+            LimitHit::ContentBlocks(count, limit) => write!(
+                f,
+                "its result of {count} content blocks has more than its limit of {limit} \
+                 (--max-content-blocks)"
             ),
         }
     }

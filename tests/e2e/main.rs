@@ -6,6 +6,7 @@ mod harness;
 
 mod approval;
 mod balanced;
+mod bounded_io;
 mod cancel;
 mod client_requests;
 mod config;
