@@ -197,6 +197,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_bytes)]
     pub max_question: usize,
 
+    /// Largest answer a tool may get from the client (an elicitation's
+    /// result, a sampling result); a larger one fails in the tool, as an
+    /// accepted form that breaks its requested schema does.
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_bytes)]
+    pub max_answer: usize,
+
     /// Log records and progress reports one call may send to the client, in
     /// bytes; past it they are dropped (and counted in the `call ended` line).
     #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_bytes)]

@@ -127,6 +127,8 @@ struct ComponentTable {
     #[serde(default, deserialize_with = "text::bytes")]
     max_question: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
+    max_answer: Option<usize>,
+    #[serde(default, deserialize_with = "text::bytes")]
     max_notification_bytes: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_guest_output: Option<usize>,
@@ -368,6 +370,7 @@ fn component(
             max_handles: pick!(max_handles),
             max_log_record: pick!(max_log_record),
             max_question: pick!(max_question),
+            max_answer: pick!(max_answer),
             max_notification_bytes: pick!(max_notification_bytes),
             max_guest_output: pick!(max_guest_output),
         },

@@ -35,6 +35,9 @@ pub struct CallLimits {
     /// schema, a URL elicitation's message and URL, a sampling request
     /// (`--max-question`).
     pub max_question: usize,
+    /// Bytes of one answer from the client, as JSON: an elicitation's
+    /// result or a sampling result (`--max-answer`).
+    pub max_answer: usize,
     /// Bytes of notifications (log records, progress) one call may queue
     /// for the client (`--max-notification-bytes`).
     pub max_notification_bytes: usize,
@@ -57,6 +60,7 @@ impl Default for CallLimits {
             max_handles: 4096,
             max_log_record: 16 << 10,
             max_question: 64 << 10,
+            max_answer: 1 << 20,
             max_notification_bytes: 1 << 20,
             max_guest_output: 64 << 10,
         }

@@ -1,11 +1,12 @@
 //! Bounded as a whole (issue 22), what a tool sends and what it is told: a
-//! result is measured as the client receives it. Each attack gets its
-//! answer, and the call beside it or after it is served.
+//! result is measured as the client receives it, and an answer is checked
+//! before the tool sees it. Each attack gets its answer, and the call beside
+//! it or after it is served.
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ClientCapabilities};
 use serde_json::{Value, json};
 
-use crate::harness::{Host, Start, guest, text_of};
+use crate::harness::{Host, Start, TestClient, guest, no_args, text_of};
 
 /// The hostile component beside the demo (for well-behaved neighbour calls).
 fn hostile(extra: &[&str]) -> Start {
@@ -74,4 +75,54 @@ async fn a_result_of_too_many_blocks_is_refused_naming_the_flag() {
     let host = Host::start(hostile(&["--max-content-blocks", "8"])).await;
     let message = refused(&host, "many_blocks", json!({ "count": 9 })).await;
     assert!(message.contains("limit of 8 (--max-content-blocks)"), "{message}");
+}
+
+// ---- Finding 9: answers are checked before the tool sees them ----
+
+#[tokio::test]
+async fn an_elicitation_answer_off_the_schema_asked_reaches_the_tool_as_an_error() {
+    let host = Host::start(hostile(&[])).await;
+    let offs = [
+        (json!({ "ok": "yes", "injected": { "run": "rm -rf /" } }), "is not of type"),
+        (json!({ "other": 1 }), "is a required property"),
+        (json!({ "ok": "y".repeat(8 << 20) }), "larger than the limit of 1 MiB (--max-answer)"),
+    ];
+    for (answer, why) in offs {
+        host.test_client.answer_forms_with(answer);
+        let got = text_of(&beside_a_neighbour(&host, "elicit_ok", no_args()).await);
+        assert!(got.starts_with("Err(") && got.contains("Failed") && got.contains(why), "{got:.300}");
+        assert!(
+            !got.contains("injected") && !got.contains("yyyy"),
+            "the answer itself never reached the tool"
+        );
+    }
+    let logged = host
+        .stderr
+        .wait_for_events("a warning per refused answer", 3, |e| {
+            e.level == "WARN" && e.message().contains("answer refused") && e.str("call_id").is_some()
+        })
+        .await;
+    assert!(logged.iter().all(|e| e.message().len() < 1024), "the log quotes a bounded account");
+    // An answer that fits the schema goes through as given.
+    host.test_client.answer_forms_with(json!({ "ok": true }));
+    let got = text_of(&host.call("elicit_ok", no_args()).await.unwrap());
+    assert!(got.starts_with("Ok(") && got.contains("Accept") && got.contains(r#"\"ok\":true"#), "{got}");
+}
+
+#[tokio::test]
+async fn a_sampling_answer_past_the_answer_cap_never_reaches_the_tool() {
+    let capabilities: ClientCapabilities =
+        serde_json::from_value(json!({ "elicitation": {}, "sampling": {} })).unwrap();
+    let start = hostile(&["--max-answer", "4KiB"]).client(TestClient::declaring(capabilities));
+    let host = Host::start(start).await;
+    // The test client answers `sampled: PROMPT`: an 8 KiB prompt, an 8 KiB answer.
+    let got = text_of(&beside_a_neighbour(&host, "sample_echo", json!({ "kib": 8 })).await);
+    assert!(got.starts_with("refused: ") && got.contains("(--max-answer)"), "{got}");
+    host.stderr
+        .wait_for_event("the refusal in the log", |e| {
+            e.level == "WARN" && e.message().contains("--max-answer")
+        })
+        .await;
+    let got = text_of(&host.call("sample_echo", json!({ "kib": 1 })).await.unwrap());
+    assert!(got.starts_with("answered: "), "{got}");
 }
