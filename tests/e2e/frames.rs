@@ -86,4 +86,3 @@ async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
     let status = tokio::time::timeout(PATIENCE, child.wait()).await.expect("the host exits").unwrap();
     assert!(status.success(), "{status:?}");
 }
-
