@@ -184,10 +184,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub max_total_memory: Option<usize>,
 
-    /// Largest result a call may return (text, media and structured content
-    /// together); a larger one becomes an isError result naming the limit.
+    /// Largest result a call may return, as the client receives it (its
+    /// JSON: every field, media in base64); a larger one becomes an isError
+    /// result naming the limit.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_bytes)]
     pub max_output: usize,
+
+    /// Content blocks a call's result may hold; more is an isError result.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_content_blocks: usize,
 
     /// Largest log record (its data) or progress message a tool may send;
     /// a longer one is cut, with a marker saying how much was cut.
@@ -199,6 +204,12 @@ pub struct ServeArgs {
     /// request. A larger one fails in the tool without reaching the client.
     #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_bytes)]
     pub max_question: usize,
+
+    /// Largest answer a tool may get from the client (an elicitation's
+    /// result, a sampling result); a larger one fails in the tool, as an
+    /// accepted form that breaks its requested schema does.
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_bytes)]
+    pub max_answer: usize,
 
     /// Log records and progress reports one call may send to the client, in
     /// bytes; past it they are dropped (and counted in the `call ended` line).

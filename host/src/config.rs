@@ -125,11 +125,14 @@ struct ComponentTable {
     max_memory: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_output: Option<usize>,
+    max_content_blocks: Option<usize>,
     max_handles: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_log_record: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_question: Option<usize>,
+    #[serde(default, deserialize_with = "text::bytes")]
+    max_answer: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
     max_notification_bytes: Option<usize>,
     #[serde(default, deserialize_with = "text::bytes")]
@@ -379,9 +382,11 @@ fn component(
             cleanup_fuel: pick!(cleanup_fuel),
             cleanup_timeout: pick!(cleanup_timeout),
             max_output: pick!(max_output),
+            max_content_blocks: pick!(max_content_blocks),
             max_handles: pick!(max_handles),
             max_log_record: pick!(max_log_record),
             max_question: pick!(max_question),
+            max_answer: pick!(max_answer),
             max_notification_bytes: pick!(max_notification_bytes),
             max_guest_output: pick!(max_guest_output),
         },

@@ -30,7 +30,8 @@
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
-//! optimized code is compiled), [`limits`] (what a call may use, named in messages),
+//! optimized code is compiled), [`limits`] (what a call may use, named in messages)
+//! with [`json_size`] (sizes of JSON counted without writing it),
 //! [`log_text`] (the one rule for outside text in log lines and errors: escaped, cut),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
@@ -52,6 +53,7 @@ mod component;
 mod config;
 pub mod contract;
 mod engine;
+mod json_size;
 mod limits;
 mod loader;
 pub mod log_text;
@@ -82,8 +84,8 @@ use crate::config::{ComponentSettings, Settings};
 use crate::engine::{EngineSettings, Epochs, Tier, build_engine};
 use crate::loader::Loader;
 use crate::mcp::ToolServer;
-use crate::sandbox::grants;
 use crate::sandbox::guest_pool::GuestPool;
+use crate::sandbox::{descriptors, grants};
 use crate::stats::Stats;
 use crate::tiering::Compiler;
 
@@ -122,6 +124,7 @@ pub(crate) fn build_server(
     }
     let every_dir = settings.components.iter().flat_map(|component| &component.grants.dirs);
     grants::check_layout(every_dir, &trusted)?;
+    fit_descriptors(args, settings);
     let server = &settings.server;
     // The engine is shared: its instance pool is sized for the largest
     // memory any component may use, and fuel is metered if any uses it.
@@ -260,23 +263,38 @@ fn compile_cache(args: &ServeArgs) -> CompileCache {
     }
 }
 
-/// Raises the soft limit on open files to the hard limit: every call's
-/// handles are capped (`--max-handles`), and the process as a whole should
-/// run into those caps, not into a low default soft limit.
-fn raise_open_file_limit() {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    if limit.current != limit.maximum {
-        limit.current = limit.maximum;
-        if let Err(err) = setrlimit(Resource::Nofile, limit) {
-            tracing::debug!("cannot raise the open-file limit: {err}");
+/// Keeps a reserve of descriptors from calls, and fits each component's
+/// `--max-handles` to what calls may share (see `sandbox::descriptors`).
+fn fit_descriptors(args: &ServeArgs, settings: &mut Settings) {
+    let limit = descriptors::limit();
+    let server = &settings.server;
+    // Every store the instance pool may hold at once opens its grants.
+    let sandboxes = u64::from(server.max_concurrent_calls).saturating_mul(2).saturating_add(1);
+    let grants = settings.components.iter().map(|component| component.grants.dirs.len()).max();
+    let connections = if args.http.is_some() { u64::from(server.max_connections) } else { 0 };
+    let reserve = descriptors::reserve(limit, sandboxes, grants.unwrap_or(0) as u64, connections);
+    descriptors::keep_reserve(limit, reserve);
+    for component in &mut settings.components {
+        let requested = component.limits.max_handles;
+        let fitted = descriptors::fit_handles(requested, limit, reserve);
+        if fitted < requested {
+            tracing::warn!(
+                component = %component.path.display(),
+                requested,
+                fitted,
+                open_file_limit = limit,
+                reserve,
+                "--max-handles lowered from {requested} to {fitted}: one call may hold at most a quarter of \
+                 the descriptors left to calls under the open-file limit of {limit}"
+            );
+            component.limits.max_handles = fitted;
         }
     }
 }
 
 /// Serves over stdio, or over Streamable HTTP with `--http`.
 pub async fn serve(args: &ServeArgs) -> Result<()> {
-    raise_open_file_limit();
+    descriptors::raise_limit();
     // Before anything slow: a signal during loading must not kill the process.
     let signals = transport::signal::Signals::listen();
     let shutdown = CancellationToken::new();

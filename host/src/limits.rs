@@ -21,9 +21,11 @@ pub struct CallLimits {
     pub cleanup_fuel: u64,
     /// Wall-clock time for the `cleanup` export.
     pub cleanup_timeout: Duration,
-    /// Bytes a result may carry (content and structured content together),
-    /// or an error's message.
+    /// Bytes a result may take as the client receives it (its JSON: every
+    /// content block and structured content together), or an error's message.
     pub max_output: usize,
+    /// Content blocks a result may hold (`--max-content-blocks`).
+    pub max_content_blocks: usize,
     /// Host handles (files, streams, pollables, HTTP bodies) held at once.
     pub max_handles: usize,
     /// Bytes of one log record's data or one progress message; longer ones
@@ -33,6 +35,9 @@ pub struct CallLimits {
     /// schema, a URL elicitation's message and URL, a sampling request
     /// (`--max-question`).
     pub max_question: usize,
+    /// Bytes of one answer from the client, as JSON: an elicitation's
+    /// result or a sampling result (`--max-answer`).
+    pub max_answer: usize,
     /// Bytes of notifications (log records, progress) one call may queue
     /// for the client (`--max-notification-bytes`).
     pub max_notification_bytes: usize,
@@ -51,9 +56,11 @@ impl Default for CallLimits {
             cleanup_fuel: 100_000_000,
             cleanup_timeout: Duration::from_millis(500),
             max_output: 16 << 20,
+            max_content_blocks: 1024,
             max_handles: 4096,
             max_log_record: 16 << 10,
             max_question: 64 << 10,
+            max_answer: 1 << 20,
             max_notification_bytes: 1 << 20,
             max_guest_output: 64 << 10,
         }
@@ -86,6 +93,9 @@ pub enum LimitHit {
     Output(usize, usize),
     /// It held more host handles than `--max-handles` allows.
     Handles(usize),
+    /// Its result held more content blocks than `--max-content-blocks`
+    /// allows (the number it had, the limit).
+    ContentBlocks(usize, usize),
 }
 
 impl fmt::Display for LimitHit {
@@ -112,6 +122,11 @@ impl fmt::Display for LimitHit {
                 "its result of {} is larger than its output limit of {} (--max-output)",
                 HumanBytes(*size),
                 HumanBytes(*limit)
+            ),
+            LimitHit::ContentBlocks(count, limit) => write!(
+                f,
+                "its result of {count} content blocks has more than its limit of {limit} \
+                 (--max-content-blocks)"
             ),
         }
     }

@@ -276,6 +276,8 @@ pub struct TestClient {
     questions: Arc<AtomicUsize>,
     hold_from: Arc<AtomicUsize>,
     approval: Arc<Mutex<Approval>>,
+    /// The content it accepts forms with, instead of `answer N`.
+    form_content: Arc<Mutex<Option<Value>>>,
     /// Capabilities it declares.
     capabilities: ClientCapabilities,
 }
@@ -294,8 +296,14 @@ impl TestClient {
             questions: Arc::default(),
             hold_from: Arc::default(),
             approval: Arc::default(),
+            form_content: Arc::default(),
             capabilities,
         }
+    }
+
+    /// Accept every form (but approvals) with `content` from now on.
+    pub fn answer_forms_with(&self, content: Value) {
+        *self.form_content.lock().unwrap() = Some(content);
     }
 
     /// From question `n` (1-based) on, hold the question open until withdrawn.
@@ -318,7 +326,9 @@ impl TestClient {
         };
         if !is_approval {
             let mut result = ElicitResult::new(ElicitationAction::Accept);
-            result.content = Some(serde_json::json!({ "answer": format!("answer {n}") }));
+            let scripted = self.form_content.lock().unwrap().clone();
+            result.content =
+                Some(scripted.unwrap_or_else(|| serde_json::json!({ "answer": format!("answer {n}") })));
             return result;
         }
         match *self.approval.lock().unwrap() {

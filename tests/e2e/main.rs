@@ -6,11 +6,14 @@ mod harness;
 
 mod approval;
 mod balanced;
+mod bounded_io;
 mod cancel;
 mod client_requests;
 mod config;
+mod descriptors;
 mod fleet;
 mod forged_text;
+mod frames;
 mod fuzz;
 mod hardening;
 mod host_memory;

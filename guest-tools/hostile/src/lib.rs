@@ -13,6 +13,8 @@ use mcp_tool::raw::mcp::tool::client::{self, LogLevel};
 use mcp_tool::raw::mcp::tool::types::{Annotations, CallError, CallResult, Content, StopReason, ToolInfo};
 use serde_json::{Value, json};
 
+mod bounds;
+
 struct Hostile;
 
 impl Guest for Hostile {
@@ -75,6 +77,7 @@ impl Guest for Hostile {
         if cfg!(feature = "forged-name") {
             tools.push(tool(&forged_name(), "A name no log line may echo raw"));
         }
+        tools.extend(bounds::tools());
         // The schema of the finding that took hosts down: built only into
         // `hostile-schema-bomb.wasm`, which the host must refuse to load.
         if cfg!(feature = "schema-bomb") {
@@ -259,7 +262,7 @@ impl Guest for Hostile {
                 let _ = call_id;
                 spin_forever()
             }
-            other => Err(CallError::UnknownTool(other.into())),
+            other => bounds::call(other, &args).unwrap_or_else(|| Err(CallError::UnknownTool(other.into()))),
         }
     }
 

@@ -16,17 +16,18 @@
 //! `tasks/update`. Every wait is bounded, and a paused call counts against
 //! `--max-paused`.
 //!
-//! Everything a tool sends has a size: a log record's data and a progress
-//! message are cut to `--max-log-record`, a question larger than
-//! `--max-question` fails before it reaches the client, and one call's
-//! notifications are bounded in bytes (`--max-notification-bytes`), in
-//! number (a queue of [`notify::QUEUED_NOTES`]) and in time (the call's
-//! deadline, [`notify`]).
+//! Everything a tool sends has a size: log data and progress messages are
+//! cut to `--max-log-record`, a question over `--max-question` fails before
+//! it reaches the client (an answer over `--max-answer`, or off its schema,
+//! before the guest sees it: [`answer`]), and one call's notifications are
+//! bounded in bytes (`--max-notification-bytes`), in number (a queue of
+//! [`notify::QUEUED_NOTES`]) and in time (the call's deadline, [`notify`]).
 
 // Logging and sampling are deprecated in rmcp by SEP-2577 but still part of
 // every protocol version this host serves.
 #![allow(deprecated)]
 
+mod answer;
 mod log_filter;
 mod notify;
 mod question;
@@ -61,15 +62,15 @@ use notify::{Note, RateLimit};
 /// The longest logger name a log record keeps.
 const LONGEST_LOGGER: usize = 256;
 
-/// What a progress report costs against the notification budget besides its
-/// message (the numbers and the token).
+/// What a progress report costs the notification budget besides its message.
 const PROGRESS_OVERHEAD: usize = 64;
 
-/// What a call's guest may send the client, in bytes: its component's limits.
+/// What a call's guest may send the client, or be answered, in bytes.
 #[derive(Clone, Copy, Debug)]
 struct PayloadCaps {
     log_record: usize,
     question: usize,
+    answer: usize,
     notification_bytes: usize,
 }
 
@@ -78,6 +79,7 @@ impl From<&CallLimits> for PayloadCaps {
         PayloadCaps {
             log_record: limits.max_log_record,
             question: limits.max_question,
+            answer: limits.max_answer,
             notification_bytes: limits.max_notification_bytes,
         }
     }

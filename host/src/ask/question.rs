@@ -61,6 +61,20 @@ pub enum AskError {
     /// Sending failed, or the client answered with an error.
     #[error("{0}")]
     Client(String),
+    /// The client's answer is larger than `--max-answer`.
+    #[error("the client's answer is larger than the limit of {} (--max-answer)", HumanBytes(*.limit))]
+    AnswerTooLarge {
+        /// The limit.
+        limit: usize,
+    },
+    /// The client accepted a form with content that breaks its requested
+    /// schema: the first violation.
+    #[error("the client's answer does not match the requested schema: {0}")]
+    Mismatch(String),
+    /// The form's requested schema is beyond what the host checks answers
+    /// against (the bounds of a tool's schema); it was not sent.
+    #[error("requested-schema {0}; it was not sent")]
+    Schema(String),
 }
 
 /// How long one question may wait, and what it counts as.
@@ -93,17 +107,6 @@ impl CallChannel {
         let wait =
             Wait { timeout: self.policy.elicitation_timeout, flag: "--elicitation-timeout", approval: false };
         self.put(question, cancellation, wait).await
-    }
-
-    /// Asks an elicitation and reads the answer.
-    pub async fn elicit(
-        &mut self,
-        params: ElicitRequestParams,
-        cancellation: &CallCancellation,
-    ) -> Result<ElicitResult, AskError> {
-        let answer = self.ask(Question::Elicit(Box::new(params)), cancellation).await?;
-        serde_json::from_value(answer)
-            .map_err(|err| AskError::Client(format!("malformed answer to the elicitation: {err}")))
     }
 
     /// A URL elicitation's id: unique in the process, tied to the call.

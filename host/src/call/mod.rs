@@ -19,11 +19,13 @@
 //! 5. for every call that did not return normally, `tool.cleanup` runs in a
 //!    new store and instance with its own fuel and deadline.
 //!
-//! The outcome is classified in [`outcome`], in the host's own terms; `mcp`
+//! The outcome is classified in [`outcome`], in the host's own terms (a
+//! result's size as the client will receive it in [`output_size`]); `mcp`
 //! maps it to MCP.
 
 mod cleanup;
 mod outcome;
+mod output_size;
 mod stop;
 
 use std::pin::pin;
@@ -50,6 +52,8 @@ use crate::stats::Stats;
 use crate::wit::types::stop_reason_name;
 
 pub use outcome::CallOutcome;
+#[cfg(test)]
+pub(crate) use output_size::wire_size;
 pub use stop::CallSignals;
 
 use outcome::{CleanupOutcome, classify};

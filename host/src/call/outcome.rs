@@ -8,7 +8,8 @@ use crate::approval::Decline;
 use crate::contract::types::{CallError, CallResult, StopReason};
 use crate::limits::{CallLimits, LimitHit};
 use crate::sandbox::MemoryHit;
-use crate::wit::types::{error_size, result_size};
+
+use super::output_size;
 
 /// How a call ended, in the host's terms.
 #[derive(Debug)]
@@ -89,17 +90,14 @@ pub(super) fn classify(
     }
 }
 
-/// What the guest returned, unless it is over `--max-output`: a result
-/// (an `is_error` one too) or the message of the tool's own error.
+/// What the guest returned, unless it is over `--max-output` or
+/// `--max-content-blocks`: a result (an `is_error` one too) or the message
+/// of the tool's own error.
 fn returned(limits: &CallLimits, returned: Result<CallResult, CallError>) -> CallOutcome {
-    let size = match &returned {
-        Ok(result) => result_size(result),
-        Err(error) => error_size(error),
-    };
-    if size > limits.max_output {
-        return CallOutcome::LimitHit(LimitHit::Output(size, limits.max_output));
+    match output_size::check(limits, &returned) {
+        Ok(()) => CallOutcome::Returned(returned),
+        Err(limit) => CallOutcome::LimitHit(limit),
     }
-    CallOutcome::Returned(returned)
 }
 
 fn stopped(limits: &CallLimits, reason: StopReason) -> CallOutcome {

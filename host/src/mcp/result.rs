@@ -156,8 +156,19 @@ mod tests {
                 self.0
             }
             fn text(&mut self) -> String {
-                const STRINGS: [&str; 9] =
-                    ["", "text", "{", "{\"a\":1}", "null", "\u{0}\u{ffff}", "🦀", "[1,2", "1e999"];
+                const STRINGS: [&str; 11] = [
+                    "",
+                    "text",
+                    "{",
+                    "{\"a\":1}",
+                    "null",
+                    "\u{0}\u{ffff}",
+                    "🦀",
+                    "[1,2",
+                    "1e999",
+                    "[ 1E5, \"\\u00e9\\n\" ]",
+                    "\"\u{1b}]0;x\u{7}\"",
+                ];
                 STRINGS[(self.next() % STRINGS.len() as u64) as usize].to_string()
             }
         }
@@ -182,9 +193,9 @@ mod tests {
                     uri: rng.text(),
                     name: rng.text(),
                     title: Some(rng.text()),
-                    description: None,
-                    mime_type: None,
-                    size: Some(rng.next()),
+                    description: rng.next().is_multiple_of(2).then(|| rng.text()),
+                    mime_type: rng.next().is_multiple_of(2).then(|| rng.text()),
+                    size: rng.next().is_multiple_of(2).then(|| rng.next()),
                 }),
             };
             let structured = rng.next().is_multiple_of(2).then(|| rng.text());
@@ -193,8 +204,21 @@ mod tests {
                 structured_content: structured,
                 is_error: rng.next().is_multiple_of(2),
             };
-            let mcp = to_mcp("fuzzed", result);
+            let measured = crate::call::wire_size(&result);
+            let json_structured = result
+                .structured_content
+                .as_deref()
+                .is_none_or(|text| serde_json::from_str::<Value>(text).is_ok());
+            let mut mcp = to_mcp("fuzzed", result);
             serde_json::to_string(&mcp).expect("every mapped result serialises");
+            // `--max-output` measures what the client receives: the host's
+            // count is the length of rmcp's JSON (without `resultType`,
+            // which only 2026-07-28 sessions carry).
+            if json_structured {
+                mcp.result_type = None;
+                let sent = serde_json::to_string(&mcp).unwrap();
+                assert_eq!(measured, sent.len(), "FUZZ_SEED={seed}: {sent}");
+            }
         }
     }
 }

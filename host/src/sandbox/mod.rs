@@ -7,11 +7,13 @@
 //! Deny by default: no preopened directories, no environment variables, no
 //! sockets, no name lookups, no stdin, and outgoing HTTP (`wasi:http`) only to
 //! the hosts the user granted ([`outgoing_http`]). Files open only if they
-//! are regular files or directories ([`open_guard`]). A guest's stdout and
+//! are regular files or directories ([`open_guard`]), and never into the
+//! descriptors the host keeps for itself ([`descriptors`]). A guest's stdout and
 //! stderr go to the host's log, capped and tagged with the call
 //! ([`guest_output`]), never to the protocol stream on stdout. Guest code
 //! runs on threads of its own, below the protocol's ([`guest_pool`]).
 
+pub mod descriptors;
 pub mod grants;
 pub mod guest_output;
 pub mod guest_pool;

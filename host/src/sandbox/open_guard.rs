@@ -9,7 +9,9 @@
 //! (`stat-at`, with the same path flags, through wasmtime-wasi's own
 //! sandboxed lookup — a stat never blocks on a FIFO) and refuses FIFOs,
 //! character and block devices, sockets and anything it cannot classify,
-//! with `access`, before wasmtime-wasi's own `open-at` runs.
+//! with `access`, before wasmtime-wasi's own `open-at` runs. A file opened
+//! into the descriptors the host keeps for itself is closed again and
+//! refused with `insufficient-memory` (see [`descriptors`]).
 //!
 //! Why this and not an open with `O_NONBLOCK` followed by `fstat`, which
 //! would leave no window: wasmtime-wasi 48 does not let its caller add open
@@ -25,6 +27,8 @@
 //! by a concurrent call renaming or relinking within a writable grant. Do
 //! not put FIFOs or device nodes inside granted directories.
 
+use std::os::fd::AsRawFd as _;
+
 use anyhow::Result;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
@@ -35,7 +39,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 
 use wasmtime_wasi::WasiView;
 
-use super::SandboxView;
+use super::{SandboxView, descriptors};
 
 /// The `wasi:filesystem/types` instance wasmtime-wasi 48 defines (guests
 /// importing an older 0.2 version are linked to it too).
@@ -91,9 +95,22 @@ async fn open_at<T: SandboxView + WasiView>(
         );
         return Ok(Err(ErrorCode::Access));
     }
-    match fs.open_at(dir, path_flags, path, open_flags, flags).await {
-        Ok(opened) => Ok(Ok(opened)),
+    let opened = match fs.open_at(dir, path_flags, path, open_flags, flags).await {
+        Ok(opened) => opened,
         // The guest-visible error code, or a trap when it is the host's own.
-        Err(err) => Ok(Err(fs.convert_error_code(err)?)),
+        Err(err) => return Ok(Err(fs.convert_error_code(err)?)),
+    };
+    // Past the descriptors calls may share, the file is closed at once:
+    // the rest is the host's, to make a neighbour's sandbox and serve.
+    let table = state.ctx().table;
+    let fd = match table.get(&opened)? {
+        Descriptor::File(file) => file.file.as_raw_fd(),
+        Descriptor::Dir(dir) => dir.dir.as_raw_fd(),
+    };
+    if descriptors::in_reserve(fd) {
+        table.delete(opened)?;
+        tracing::debug!(call_id = &*call_id, "refused an open: the descriptors calls may share are in use");
+        return Ok(Err(ErrorCode::InsufficientMemory));
     }
+    Ok(Ok(opened))
 }

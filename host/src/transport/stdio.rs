@@ -1,4 +1,6 @@
-//! Serving over stdin/stdout. stdout carries protocol frames only.
+//! Serving over stdin/stdout. stdout carries protocol frames only, and
+//! every line on stdin gets an answer, an error for one the host cannot
+//! read ([`StdioFrames`]).
 //!
 //! The client closing stdin stops the host: every in-flight call is stopped
 //! and cleaned up the same way a cancelled call is. rmcp alone would keep
@@ -18,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls};
+use crate::transport::stdio_frames::StdioFrames;
 use crate::transport::stdio_streams;
 
 /// Serves over stdin/stdout until the client disconnects or a signal arrives.
@@ -32,7 +35,7 @@ pub(crate) async fn serve(
     let (input, output) = stdio_streams::streams();
     let input = EofWatch::new(input, shutdown.clone());
     let running = tokio::select! {
-        running = server.serve((input, output)) => {
+        running = server.serve(StdioFrames::new(input, output)) => {
             running.context("the MCP session did not start")?
         }
         () = signals.recv() => return Ok(()),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use wasmtime::component::HasData;
 
 use crate::approval::ApprovalQuestion;
-use crate::ask::{AskError, CallChannel, Question, form_params};
+use crate::ask::{AskError, CallChannel, form_params};
 use crate::cancellation::CallCancellation;
 use crate::contract::client::{ElicitResponse, Host, LogLevel, RequestError};
 use crate::log_text::escape_controls;
@@ -121,8 +121,8 @@ impl Host for ClientCtxView<'_> {
                 return Ok(Err(RequestError::Failed(format!("not a sampling/createMessage request: {err}"))));
             }
         };
-        let answer = self.channel.ask(Question::Sample(Box::new(params)), self.cancellation).await;
-        Ok(answer.map(|answer| answer.to_string()).map_err(request_error))
+        let answer = self.channel.sample(params, self.cancellation).await;
+        Ok(answer.map(|answer| answer.to_string()).map_err(|err| self.refused(err)))
     }
 
     async fn request_approval(&mut self, operation: String) -> wasmtime::Result<Result<(), String>> {
@@ -142,7 +142,7 @@ impl Host for ClientCtxView<'_> {
 
 impl ClientCtxView<'_> {
     async fn elicit_with(&mut self, params: ElicitRequestParams) -> Result<ElicitResponse, RequestError> {
-        let result = self.channel.elicit(params, self.cancellation).await.map_err(request_error)?;
+        let result = self.channel.elicit(params, self.cancellation).await.map_err(|err| self.refused(err))?;
         Ok(match result.action {
             ElicitationAction::Accept => {
                 ElicitResponse::Accept(result.content.unwrap_or_else(|| json!({})).to_string())
@@ -151,6 +151,16 @@ impl ClientCtxView<'_> {
             // Cancel, and any action a later protocol adds: not an answer.
             _ => ElicitResponse::Cancel,
         })
+    }
+
+    /// The contract's word for why a question got no answer; an answer the
+    /// host refused (too large, or off its schema) is logged too.
+    fn refused(&self, error: AskError) -> RequestError {
+        if matches!(error, AskError::AnswerTooLarge { .. } | AskError::Mismatch(_)) {
+            // Escaped: the account of a mismatch quotes the client's answer.
+            tracing::warn!(call_id = self.call_id, "answer refused: {}", escape_controls(&error.to_string()));
+        }
+        request_error(error)
     }
 }
 

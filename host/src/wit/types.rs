@@ -4,7 +4,7 @@
 
 use wasmtime::component::HasData;
 
-use crate::contract::types::{CallError, CallResult, Content, Host, ResourceBody, StopReason};
+use crate::contract::types::{Host, StopReason};
 
 /// The (empty) host of `types`; its linker entry exists so components that
 /// import the interface resolve.
@@ -24,33 +24,5 @@ pub fn stop_reason_name(reason: StopReason) -> &'static str {
         StopReason::Shutdown => "shutdown",
         StopReason::NoAnswer => "no-answer",
         StopReason::LimitExceeded => "limit-exceeded",
-    }
-}
-
-/// The bytes a result carries to the client, before encoding.
-pub fn result_size(result: &CallResult) -> usize {
-    let content: usize = result
-        .content
-        .iter()
-        .map(|block| match block {
-            Content::Text(text) => text.len(),
-            Content::Image(media) | Content::Audio(media) => media.data.len(),
-            Content::Embedded(resource) => match &resource.body {
-                ResourceBody::Text(text) => text.len(),
-                ResourceBody::Blob(bytes) => bytes.len(),
-            },
-            Content::ResourceLink(link) => link.uri.len() + link.name.len(),
-        })
-        .sum();
-    content + result.structured_content.as_ref().map_or(0, String::len)
-}
-
-/// The bytes a tool's own error carries to the client.
-pub fn error_size(error: &CallError) -> usize {
-    match error {
-        CallError::Failed(text) | CallError::InvalidArguments(text) | CallError::UnknownTool(text) => {
-            text.len()
-        }
-        CallError::Cancelled => 0,
     }
 }

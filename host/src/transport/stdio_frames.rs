@@ -1,0 +1,300 @@
+//! Frames on stdio: one JSON-RPC message per line each way, and an answer
+//! for every line the host cannot read.
+//!
+//! rmcp's own line transport drops some frames in silence: a line over its
+//! 16 MiB cap, and a line that is not JSON (nested past serde_json's depth
+//! limit included); the client then waits for an answer that never comes.
+//! Here each such frame is answered with a JSON-RPC error: `-32700` for a
+//! line that cannot be read as JSON (too long to keep, or not JSON),
+//! `-32600` for JSON that is not a message. The error carries the
+//! request's id when it can be recovered cheaply ([`frame_id`]), `null`
+//! otherwise. A line over the cap is skipped as it streams by, never held
+//! whole, and the next line is served. A broken notification (a `method`
+//! and no `id`) gets no answer, as JSON-RPC has it.
+//!
+//! [`frame_id`]: super::frame_id
+
+use std::io;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::sync::Mutex;
+
+use super::frame_id::{HEAD, request_id};
+
+/// The longest line read (rmcp's own cap, so stdio takes what HTTP takes).
+pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// The server's side of stdio as an rmcp transport.
+pub(crate) struct StdioFrames<R, W> {
+    read: BufReader<R>,
+    /// The line read so far. It survives a `receive` dropped mid-line
+    /// (rmcp polls it in a `select!`), so no byte is lost.
+    line: Vec<u8>,
+    /// Inside a line over the cap: skipping to its end.
+    skipping: bool,
+    /// The first bytes of the line being skipped, for its id.
+    head: Vec<u8>,
+    /// An error answer not yet handed to the writer.
+    reply: Option<Vec<u8>>,
+    write: Arc<Mutex<Output<W>>>,
+}
+
+/// What one read of a line came to.
+enum LineRead {
+    /// A whole line is in `line`.
+    Whole,
+    /// A line over the cap ended; `head` holds its start.
+    TooLong,
+    /// The input ended (or failed).
+    End,
+}
+
+impl<R: AsyncRead + Unpin + Send, W: AsyncWrite + Unpin + Send + 'static> StdioFrames<R, W> {
+    /// Frames read from `input` and written to `output`.
+    pub(crate) fn new(input: R, output: W) -> Self {
+        StdioFrames {
+            read: BufReader::new(input),
+            line: Vec::new(),
+            skipping: false,
+            head: Vec::new(),
+            reply: None,
+            write: Arc::new(Mutex::new(Output { out: output, pending: Vec::new(), written: 0 })),
+        }
+    }
+
+    /// Reads up to the end of a line, never keeping more than [`MAX_LINE`]
+    /// bytes of it: the buffer is checked before each append.
+    async fn read_line(&mut self) -> LineRead {
+        loop {
+            let (used, ended) = {
+                let available = match self.read.fill_buf().await {
+                    Ok(available) if !available.is_empty() => available,
+                    Ok(_) => return LineRead::End,
+                    Err(err) => {
+                        tracing::debug!("cannot read stdin: {err}");
+                        return LineRead::End;
+                    }
+                };
+                let newline = available.iter().position(|byte| *byte == b'\n');
+                let take = newline.map_or(available.len(), |at| at + 1);
+                if !self.skipping && self.line.len().saturating_add(take) > MAX_LINE {
+                    // Keep the line's head (for its id) and drop the rest.
+                    self.head.clear();
+                    self.head.extend_from_slice(&self.line[..self.line.len().min(HEAD)]);
+                    let more = HEAD - self.head.len();
+                    self.head.extend_from_slice(&available[..take.min(more)]);
+                    self.line.clear();
+                    self.skipping = true;
+                } else if !self.skipping {
+                    self.line.extend_from_slice(&available[..take]);
+                }
+                (take, newline.is_some())
+            };
+            self.read.consume(used);
+            if ended {
+                if std::mem::take(&mut self.skipping) {
+                    return LineRead::TooLong;
+                }
+                return LineRead::Whole;
+            }
+        }
+    }
+
+    /// Hands the pending error answer to the writer and writes it.
+    async fn send_reply(&mut self) -> io::Result<()> {
+        if self.reply.is_none() {
+            return Ok(());
+        }
+        let mut output = self.write.lock().await;
+        // Queued and forgotten here in one step, with no wait between: a
+        // `receive` dropped from here on leaves the rest to the next write.
+        if let Some(reply) = self.reply.take() {
+            output.queue(reply);
+        }
+        output.drain().await
+    }
+}
+
+impl<R, W> Transport<RoleServer> for StdioFrames<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        let frame = serde_json::to_vec(&item);
+        let write = self.write.clone();
+        async move {
+            let mut frame = frame.map_err(io::Error::other)?;
+            frame.push(b'\n');
+            let mut output = write.lock().await;
+            output.queue(frame);
+            output.drain().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            // An answer left over from a `receive` dropped mid-way goes first.
+            self.send_reply().await.ok()?;
+            match self.read_line().await {
+                LineRead::End => return None,
+                LineRead::TooLong => {
+                    tracing::debug!("a frame over {MAX_LINE} bytes was skipped");
+                    let message =
+                        format!("the frame is longer than {MAX_LINE} bytes, the most the host reads");
+                    self.reply = Some(error_frame(request_id(&self.head), -32700, &message));
+                    self.head = Vec::new();
+                }
+                LineRead::Whole => {
+                    let parsed = read_frame(&self.line);
+                    self.line.clear();
+                    match parsed {
+                        Frame::Message(message) => return Some(message),
+                        Frame::Nothing => {}
+                        Frame::Unreadable(reply) => self.reply = Some(reply),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        let mut output = self.write.lock().await;
+        output.drain().await
+    }
+}
+
+/// What a whole line holds.
+// Unboxed: a frame is matched at once and never kept, and boxing would cost
+// every message an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Frame {
+    /// A message for rmcp.
+    Message(RxJsonRpcMessage<RoleServer>),
+    /// Nothing to answer: a blank line, or a notification that cannot be read.
+    Nothing,
+    /// The error answer to a line that is not a message.
+    Unreadable(Vec<u8>),
+}
+
+/// Reads a line as rmcp does (a leading byte-order mark and a trailing
+/// `\r` allowed), answering what rmcp would drop.
+fn read_frame(line: &[u8]) -> Frame {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Frame::Nothing;
+    }
+    let err = match serde_json::from_slice(line) {
+        Ok(message) => return Frame::Message(message),
+        Err(err) => err,
+    };
+    // Well-formed JSON that is not a message (a second parse only on this
+    // path), or not JSON at all.
+    match serde_json::from_slice::<Value>(line) {
+        Ok(value) if value.get("method").is_some() && value.get("id").is_none() => {
+            tracing::debug!("ignored a notification that is not one the host reads: {err}");
+            Frame::Nothing
+        }
+        Ok(value) => {
+            let id = value.get("method").and(value.get("id")).filter(|id| id.is_number() || id.is_string());
+            let message = format!("not a JSON-RPC message the host reads: {err}");
+            Frame::Unreadable(error_frame(id.cloned(), -32600, &message))
+        }
+        Err(err) => Frame::Unreadable(error_frame(request_id(line), -32700, &format!("not JSON: {err}"))),
+    }
+}
+
+/// A JSON-RPC error answer as a line; `id: null` when it is not known.
+fn error_frame(id: Option<Value>, code: i64, message: &str) -> Vec<u8> {
+    let answer = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+    let mut frame = answer.to_string().into_bytes();
+    frame.push(b'\n');
+    frame
+}
+
+/// stdout, with the bytes of frames not yet written. A write dropped
+/// mid-frame leaves the rest here for the next one, so frames never
+/// interleave or break, whichever future is dropped.
+struct Output<W> {
+    out: W,
+    /// Bytes queued; those before `written` have gone out.
+    pending: Vec<u8>,
+    written: usize,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    /// Adds `frame` after what is still unwritten (without a copy when
+    /// nothing is).
+    fn queue(&mut self, frame: Vec<u8>) {
+        if self.written == self.pending.len() {
+            (self.pending, self.written) = (frame, 0);
+        } else {
+            self.pending.drain(..self.written);
+            self.written = 0;
+            self.pending.extend_from_slice(&frame);
+        }
+    }
+
+    /// Writes every pending byte, then flushes.
+    async fn drain(&mut self) -> io::Result<()> {
+        while self.written < self.pending.len() {
+            let written = self.out.write(&self.pending[self.written..]).await?;
+            if written == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.written += written;
+        }
+        // A large frame's buffer is not kept until the next frame.
+        (self.pending, self.written) = (Vec::new(), 0);
+        self.out.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(frame: Frame) -> Value {
+        match frame {
+            Frame::Unreadable(bytes) => serde_json::from_slice(&bytes).unwrap(),
+            Frame::Message(_) => panic!("read as a message"),
+            Frame::Nothing => panic!("not answered"),
+        }
+    }
+
+    #[test]
+    fn unreadable_lines_are_answered_with_the_id_when_it_is_known() {
+        let deep =
+            format!(r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"a":{}}}}}"#, "[".repeat(200));
+        let said = answer(read_frame(deep.as_bytes()));
+        assert_eq!((said["id"].clone(), said["error"]["code"].clone()), (json!(9), json!(-32700)));
+        let said = answer(read_frame(b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["));
+        assert_eq!((said["id"].clone(), said["error"]["code"].clone()), (Value::Null, json!(-32700)));
+        let said = answer(read_frame(br#"{"x":1}"#));
+        assert_eq!((said["id"].clone(), said["error"]["code"].clone()), (Value::Null, json!(-32600)));
+        let said = answer(read_frame(br#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#));
+        assert_eq!((said["id"].clone(), said["error"]["code"].clone()), (json!("a"), json!(-32600)));
+    }
+
+    #[test]
+    fn messages_blank_lines_and_broken_notifications_are_not_answered() {
+        assert!(matches!(
+            read_frame(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n"),
+            Frame::Message(_)
+        ));
+        assert!(matches!(read_frame(b"  \r\n"), Frame::Nothing));
+        assert!(matches!(read_frame(br#"{"jsonrpc":"2.0","method":"x/y","params":1}"#), Frame::Nothing));
+    }
+}

@@ -1,0 +1,88 @@
+//! Frames on stdin the host cannot read (issue 22, finding 12): a line over
+//! the size cap, JSON nested past the parser's depth, text that is not JSON
+//! and JSON that is not a message each get a JSON-RPC error, under the
+//! request's id when its head names it, and the next frame is served.
+
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::Command;
+
+use crate::harness::{PATIENCE, guest, host_binary};
+
+#[tokio::test]
+async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
+    let mut child = Command::new(host_binary())
+        .args(["--component", guest("demo").to_str().unwrap()])
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The next answer on stdout; every line must be a JSON-RPC message.
+    let mut next = async || -> Value {
+        loop {
+            let line = tokio::time::timeout(PATIENCE, output.next_line()).await.expect("an answer in time");
+            let line = line.unwrap().expect("the host is still running");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:.200}"));
+            assert_eq!(message["jsonrpc"], "2.0", "stdout carries JSON-RPC only: {line:.200}");
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "frames", "version": "1" } } });
+    input.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    assert_eq!(next().await["id"], 0);
+    input.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.unwrap();
+
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let text = "x".repeat(17 << 20);
+    let frames: [(String, Value, i64); 5] = [
+        // Over the 16 MiB a line may hold: skipped, answered under the id it begins with.
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
+            ),
+            json!(41),
+            -32700,
+        ),
+        // Nested past the parser's depth, after its id.
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":"deep","method":"ping","params":{{"a":{}}}}}"#, deep(1000)),
+            json!("deep"),
+            -32700,
+        ),
+        // Nested with no id to find, and not JSON at all.
+        (deep(100_000), Value::Null, -32700),
+        ("hello, host".to_string(), Value::Null, -32700),
+        // JSON, but not a request.
+        (r#"{"x":1}"#.to_string(), Value::Null, -32600),
+    ];
+    for (frame, id, code) in frames {
+        input.write_all(frame.as_bytes()).await.unwrap();
+        input.write_all(b"\n").await.unwrap();
+        let answer = next().await;
+        assert_eq!((&answer["id"], &answer["error"]["code"]), (&id, &json!(code)), "{answer}");
+        assert!(answer.as_object().unwrap().contains_key("id"), "`id` is present, null when unknown");
+    }
+    // The next frame is served.
+    let echo = json!({ "jsonrpc": "2.0", "id": "after", "method": "tools/call",
+                       "params": { "name": "echo", "arguments": { "text": "still here" } } });
+    input.write_all(format!("{echo}\n").as_bytes()).await.unwrap();
+    let answer = next().await;
+    assert_eq!(
+        (&answer["id"], &answer["result"]["content"][0]["text"]),
+        (&json!("after"), &json!("still here"))
+    );
+    drop(input);
+    let status = tokio::time::timeout(PATIENCE, child.wait()).await.expect("the host exits").unwrap();
+    assert!(status.success(), "{status:?}");
+}
