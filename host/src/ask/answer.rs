@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{AskError, CallChannel, Question};
 use crate::cancellation::CallCancellation;
 use crate::json_size::json_size;
-use crate::limits::cut_to;
+use crate::log_text::cut_to;
 use crate::schema::{SCHEMA_LIMITS, Schema};
 
 /// The longest account of a mismatch an error keeps: the violation can
