@@ -69,7 +69,11 @@ pub fn call(name: &str, args: &Value) -> Option<Result<CallResult, CallError>> {
                     Err(err) => break err,
                 }
             };
-            client::log(LogLevel::Info, Some("hoard"), &json!(format!("holding {} files", held.len())).to_string());
+            client::log(
+                LogLevel::Info,
+                Some("hoard"),
+                &json!(format!("holding {} files", held.len())).to_string(),
+            );
             std::thread::sleep(std::time::Duration::from_millis(args["hold_ms"].as_u64().unwrap_or(2000)));
             Ok(text(&format!("held {} files ({refused})", held.len())))
         }
