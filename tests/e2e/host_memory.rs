@@ -6,7 +6,7 @@
 use rmcp::model::CallToolResult;
 use serde_json::json;
 
-use crate::harness::{Host, Start, guest, rss_kib, text_of};
+use crate::harness::{Event, Host, LogLine, Start, guest, rss_kib, text_of};
 
 /// The hostile component beside the demo (for well-behaved neighbour calls).
 fn hostile(extra: &[&str]) -> Start {
@@ -101,9 +101,9 @@ async fn header_fields_count_against_the_calls_memory() {
     assert_eq!(text_of(&next), "next");
 }
 
-/// Eight calls each touch 6 MiB and hold it, then are cancelled: the pool
-/// keeps part of each slot resident for the next call (up to 4 MiB a
-/// memory), and once no call has started for a second the host releases
+/// Sixteen calls each touch 6 MiB and hold it, then are cancelled: the
+/// pool keeps part of each slot resident for the next call (what they
+/// dirtied of its first 4 MiB, 1.5 MiB or so), and once no call has started for a second the host releases
 /// it, so its idle memory goes back to what it was before the burst.
 #[tokio::test]
 async fn idle_memory_returns_to_its_baseline_after_a_burst() {
@@ -113,30 +113,40 @@ async fn idle_memory_returns_to_its_baseline_after_a_burst() {
     host.wait_until_idle().await;
     let baseline = rss_mib(&host);
     let mut holders = Vec::new();
-    for _ in 0..8 {
+    for _ in 0..16 {
         holders.push(host.start_call("grow_touch", json!({ "mib": 6, "hold": true })).await);
     }
     host.stderr
-        .wait_for_events("eight calls holding 6 MiB", 8, |e| {
+        .wait_for_events("sixteen calls holding 6 MiB", 16, |e| {
             e.target == "tool" && e.message().contains("holding 6 MiB")
         })
         .await;
     for holder in holders {
         holder.cancel(Some("test cancels".into())).await.unwrap();
     }
-    host.stderr.wait_for_events("the holders stopped", 8, |e| e.is_call_ended("grow_touch")).await;
+    host.stderr.wait_for_events("the holders stopped", 16, |e| e.is_call_ended("grow_touch")).await;
     host.wait_until_idle().await;
     let after_burst = rss_mib(&host);
-    let released = host
+    // Released once no call has started for a second; on a busy machine
+    // the stopped calls' stores may go in more than one release.
+    let is_release = |e: &Event| e.message().starts_with("released the pool's resident memory");
+    let before = host.stderr.events().iter().filter(|e| is_release(e)).count();
+    let released: u64 = host
         .stderr
-        .wait_for_event("the idle release of the burst's slots", |e| {
-            e.message().starts_with("released the pool's resident memory")
-                && e.u64("released") > Some(16 << 20)
+        .wait_until("the idle release of the burst's slots", |lines| {
+            let released: u64 = lines
+                .iter()
+                .filter_map(LogLine::event)
+                .filter(|e| is_release(e))
+                .skip(before)
+                .filter_map(|e| e.u64("released"))
+                .sum();
+            (released > 12 << 20).then_some(released)
         })
         .await;
     let idle = rss_mib(&host);
     assert!(
-        idle < baseline + 12,
-        "idle RSS {idle} MiB, {after_burst} MiB right after the burst, baseline {baseline} MiB ({released})"
+        idle < baseline + 10,
+        "idle RSS {idle} MiB, {after_burst} MiB right after the burst, baseline {baseline} MiB ({released} bytes released)"
     );
 }

@@ -90,6 +90,10 @@ async fn a_cold_python_component_serves_baseline_code_first_then_optimized_code(
 #[tokio::test]
 async fn cancel_stops_a_spinning_guest_running_baseline_code() {
     let host = Host::start(Start::new("demo", &["--no-cache"])).await;
+    // Baseline code is ready when the host says `loaded`: a cancel before
+    // that stops a call still waiting for the load, which never runs (and
+    // on a busy machine Winch takes over 100 ms).
+    host.stderr.wait_for_event("the baseline code to load", |e| e.message() == "loaded").await;
     let handle = host.start_call("spin", no_args()).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     handle.cancel(Some("test cancels".into())).await.unwrap();
