@@ -193,7 +193,6 @@ pub fn add_to_linker<T: SandboxView + WasiView + wasmtime_wasi_http::WasiHttpVie
     // world is already in WASI). Every request passes `outgoing_http`'s
     // --allow-host check, so linking it grants nothing by itself.
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
-    // Header fields are host memory: charged to the call.
     http_fields::add_to_linker(linker)?;
     Ok(())
 }
