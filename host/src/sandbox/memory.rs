@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use wasmtime::{Engine, PoolingAllocatorMetrics, ResourceLimiter};
+use wasmtime::{Engine, ResourceLimiter};
 
 use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
@@ -131,8 +131,8 @@ impl ResourceLimiter for MemoryLimiter {
 pub struct HostMemory {
     limit: AtomicUsize,
     used: AtomicUsize,
-    /// The pools whose slots hold ended calls' resident pages.
-    pools: Mutex<Vec<PoolingAllocatorMetrics>>,
+    /// The engines whose pools' slots hold ended calls' resident pages.
+    pools: Mutex<Vec<Engine>>,
 }
 
 /// The process's [`HostMemory`].
@@ -156,15 +156,24 @@ impl HostMemory {
     /// engine's pool serves a component for its first seconds, and its
     /// resident pages go with it.
     pub fn watch_pool(&self, engine: &Engine) {
-        if let Some(metrics) = engine.pooling_allocator_metrics() {
-            self.pools.lock().unwrap_or_else(PoisonError::into_inner).push(metrics);
-        }
+        self.pools.lock().unwrap_or_else(PoisonError::into_inner).push(engine.clone());
     }
 
     /// Bytes the pools keep resident for slots no call holds.
     pub fn pool_resident(&self) -> usize {
         let pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
-        pools.iter().map(|pool| pool.unused_memory_bytes_resident()).sum()
+        pools
+            .iter()
+            .filter_map(Engine::pooling_allocator_metrics)
+            .map(|pool| pool.unused_memory_bytes_resident())
+            .sum()
+    }
+
+    /// Releases what the pools keep resident of ended calls; returns how
+    /// many bytes that was.
+    fn release_pools(&self) -> usize {
+        let pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        pools.iter().map(Engine::release_idle_pool_memory).sum()
     }
 
     /// Bytes live calls hold.
@@ -186,14 +195,23 @@ impl HostMemory {
         }
         // Growth is rare (a call's first pages, then large steps), so the
         // pools' resident count is read each time rather than tracked.
-        let resident = self.pool_resident();
-        self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+        let take = |resident: usize| {
+            self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
                 let after = used.checked_add(bytes)?;
                 (after.saturating_add(resident) <= limit).then_some(after)
             })
-            .map(drop)
-            .map_err(|_| limit)
+        };
+        let resident = self.pool_resident();
+        if take(resident).is_ok() {
+            return Ok(());
+        }
+        // What ended calls left resident is only a cache of pages: under
+        // steady load it is never released by idleness, so give it back
+        // before refusing a call for it.
+        if resident > 0 && self.release_pools() > 0 && take(self.pool_resident()).is_ok() {
+            return Ok(());
+        }
+        Err(limit)
     }
 
     fn release(&self, bytes: usize) {
