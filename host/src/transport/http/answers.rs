@@ -50,7 +50,7 @@ impl Open {
     /// `response`, counted until its body is written (hyper drops it then)
     /// or abandoned.
     pub(super) fn counting(self, response: Response<Body>) -> Response<Body> {
-        response.map(|inner| http_body_util::BodyExt::boxed(Counted { inner, _open: self }))
+        keeping(response, self)
     }
 }
 
@@ -62,13 +62,23 @@ impl Drop for Open {
     }
 }
 
-/// A response body that keeps its answer counted while it lives.
-struct Counted {
-    inner: Body,
-    _open: Open,
+/// `response`, with `guard` kept until its body is written (hyper drops it
+/// then) or abandoned: what a response holds for as long as it is being
+/// answered (its count in [`Answers`], its request's body charge).
+pub(super) fn keeping<G: Send + Sync + Unpin + 'static>(
+    response: Response<Body>,
+    guard: G,
+) -> Response<Body> {
+    response.map(|inner| http_body_util::BodyExt::boxed(Keeping { inner, _guard: guard }))
 }
 
-impl hyper::body::Body for Counted {
+/// A response body that keeps a guard while it lives.
+struct Keeping<G> {
+    inner: Body,
+    _guard: G,
+}
+
+impl<G: Send + Sync + Unpin + 'static> hyper::body::Body for Keeping<G> {
     type Data = Bytes;
     type Error = std::convert::Infallible;
 

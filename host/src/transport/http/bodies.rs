@@ -12,17 +12,16 @@
 //! connections each sending a 4 MiB `tools/call` to a host running one
 //! call at a time held 3 GB within 3 s.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
 use http::{Response, StatusCode};
 use http_body_util::BodyExt as _;
-use hyper::body::{Bytes, Frame, Incoming, SizeHint};
+use hyper::body::{Bytes, Incoming};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::answers::keeping;
 use super::{Body, MAX_BODY, closing, plain};
 use crate::limits::HumanBytes;
 
@@ -127,7 +126,7 @@ impl HeldBody {
     /// (for a call: until its answer), when hyper drops it.
     pub(super) fn charge_to(self, response: Response<Body>) -> Response<Body> {
         match self.charge {
-            Some(charge) => response.map(|inner| Charged { inner, _charge: charge }.boxed()),
+            Some(charge) => keeping(response, charge),
             None => response,
         }
     }
@@ -168,31 +167,5 @@ impl Refusal {
         };
         response = closing(response);
         response
-    }
-}
-
-/// A response body that keeps its request's charge while it lives.
-struct Charged {
-    inner: Body,
-    _charge: OwnedSemaphorePermit,
-}
-
-impl hyper::body::Body for Charged {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
