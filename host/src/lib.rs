@@ -140,7 +140,7 @@ pub(crate) fn build_server(
     let total_memory = server.max_total_memory.unwrap_or_else(sandbox::default_total_memory);
     sandbox::host_memory().configure(total_memory);
     sandbox::host_memory().watch_pool(&engine);
-    sandbox::release_when_idle(engine.clone(), {
+    sandbox::release_when_idle({
         let stats = stats.clone();
         move || stats.snapshot().calls_total
     });

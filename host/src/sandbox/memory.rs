@@ -223,13 +223,13 @@ impl HostMemory {
 /// of ended calls is released.
 pub const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Releases what `engine`'s pool keeps resident of ended calls once no call
+/// Releases what the pools keep resident of ended calls once no call
 /// has started for [`IDLE_RELEASE`] (`calls_started` counts them): after a
 /// burst the host's memory goes back to its idle size instead of staying
 /// at the burst's peak. Under load nothing is released, so the pages a
 /// slot keeps (`linear_memory_keep_resident`) save the next call its page
 /// faults. Runs until the runtime stops.
-pub fn release_when_idle(engine: Engine, calls_started: impl Fn() -> u64 + Send + 'static) {
+pub fn release_when_idle(calls_started: impl Fn() -> u64 + Send + 'static) {
     tokio::spawn(async move {
         let mut seen = calls_started();
         let mut ticks = tokio::time::interval(IDLE_RELEASE);
@@ -238,7 +238,7 @@ pub fn release_when_idle(engine: Engine, calls_started: impl Fn() -> u64 + Send 
             ticks.tick().await;
             let now = calls_started();
             if now == seen && host_memory().pool_resident() > 0 {
-                let released = engine.release_idle_pool_memory();
+                let released = host_memory().release_pools();
                 tracing::debug!(released, "released the pool's resident memory of ended calls (idle)");
             }
             seen = now;
