@@ -55,6 +55,12 @@ test: (setup "--with-node") build guests lint
     .tools/py/bin/python -m pytest tests/py -q
     tests/conformance/run.sh
     tests/conformance/run.sh --replicas 3
+    scripts/readme_examples.py --runs 3
+
+# The README's examples as written, each run `runs` times on a cold compile
+# cache and `runs` times on a warm one; each must answer what the README says.
+readme-examples runs="100": build guests
+    scripts/readme_examples.py --runs {{runs}}
 
 # The cancel storm at soak size: 10 000 calls cancelled at random moments,
 # then checks nothing leaked (responses, cleanups, stores, open requests,

@@ -339,6 +339,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
 
+    /// Over stdio: once stdin closes (the client will send nothing more),
+    /// how long the requests already received may take to be answered,
+    /// counted from when the components have loaded. Then the calls still
+    /// running are stopped and cleaned up. A cancel or a signal stops a
+    /// call at once, whatever this says.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub eof_drain: Duration,
+
     /// On protocol 2026-07-28: seal a paused call's state into its
     /// `requestState` with the keys in FILE (one secret of 32+ bytes per
     /// line; the first seals, all open), so the follow-up can land on any

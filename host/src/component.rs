@@ -37,6 +37,9 @@ pub use ahead::Ahead;
 pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
 
+/// How long a compile may take before the log says one is under way.
+const SAY_COMPILING_AFTER: Duration = Duration::from_millis(300);
+
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
 const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -138,11 +141,23 @@ impl ToolComponent {
         let started = Instant::now();
         // Compiling takes seconds for a large component: not on an async worker.
         let compiled = {
-            let (compiler, bytes) = (compiler.clone(), bytes.clone());
-            tokio::task::spawn_blocking(move || compiler.first(&bytes).map_err(compile_error))
-                .await
-                .context("the compile thread failed")?
-                .with_context(|| shown.to_string())?
+            let (compiler, code) = (compiler.clone(), bytes.clone());
+            let compiling = tokio::task::spawn_blocking(move || compiler.first(&code).map_err(compile_error));
+            tokio::pin!(compiling);
+            // A cache hit takes milliseconds; a compile, seconds, which a
+            // user at a terminal must not mistake for a hang.
+            let compiled = tokio::select! {
+                compiled = &mut compiling => compiled,
+                () = tokio::time::sleep(SAY_COMPILING_AFTER) => {
+                    tracing::info!(
+                        component = %shown,
+                        size_mib = format!("{:.1}", bytes.len() as f64 / f64::from(1 << 20)),
+                        "compiling (not in the compile cache yet); requests wait for it"
+                    );
+                    compiling.await
+                }
+            };
+            compiled.context("the compile thread failed")?.with_context(|| shown.to_string())?
         };
         let compile_ms = started.elapsed().as_secs_f64() * 1e3;
         tracing::debug!(component = %shown, cache = ?compiled.cache, compile_ms, "compiled");
@@ -154,7 +169,7 @@ impl ToolComponent {
                 "compiled with the baseline compiler (Winch); it serves until optimized code is ready"
             );
         } else if compiled.cache == CacheOutcome::Miss {
-            tracing::info!(component = %shown, "compiled and cached");
+            tracing::info!(component = %shown, tier = "optimized", compile_ms, "compiled and cached");
         }
         check_contract_version(&compiled.component, compiled.component.engine())
             .with_context(|| shown.to_string())?;

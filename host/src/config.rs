@@ -12,6 +12,7 @@
 //! state_key_file = "state.key"  # relative to this file; see --state-key-file
 //! watch = true                  # as --watch; also watch_interval, watch_tag_interval
 //! no_tiering = true             # as --no-tiering
+//! eof_drain = "5s"              # over stdio: answering what was received once stdin closes
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -92,6 +93,8 @@ struct ServerTable {
     max_request_memory: Option<usize>,
     #[serde(default, deserialize_with = "text::duration")]
     drain_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "text::duration")]
+    eof_drain: Option<Duration>,
     state_key_file: Option<PathBuf>,
     watch: Option<bool>,
     no_tiering: Option<bool>,
@@ -180,6 +183,8 @@ pub struct ServerSettings {
     pub max_request_memory: usize,
     /// With `--http`: how long calls in flight may take to finish after a signal.
     pub drain_timeout: Duration,
+    /// Over stdio: how long requests received before stdin closed may take.
+    pub eof_drain: Duration,
     /// The keys that seal paused calls' state, so any replica can continue them.
     pub state_key_file: Option<PathBuf>,
     /// Reload components when they change (`--watch`).
@@ -262,6 +267,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         max_connections: pick!(max_connections),
         max_request_memory: pick!(max_request_memory),
         drain_timeout: pick!(drain_timeout),
+        eof_drain: pick!(eof_drain),
         watch: pick!(watch),
         watch_interval: pick!(watch_interval),
         watch_tag_interval: pick!(watch_tag_interval),

@@ -355,7 +355,7 @@ async fn transport(
             };
             transport::http::serve_until_signal(server, options, signals, shutdown, stats).await
         }
-        None => transport::stdio::serve(server, signals, shutdown, stats).await,
+        None => transport::stdio::serve(server, signals, shutdown, stats, limits.eof_drain).await,
     }
 }
 

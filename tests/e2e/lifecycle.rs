@@ -1,6 +1,7 @@
 //! Starting and stopping: bad components are refused before serving with a
-//! clear message; stdin EOF and SIGTERM stop in-flight calls, run their
-//! cleanup, and end the process promptly.
+//! clear message; SIGTERM stops in-flight calls at once, and stdin EOF once
+//! `--eof-drain` is over, running their cleanup and ending the process
+//! promptly. (What EOF means for requests received before it: `input_end`.)
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -182,11 +183,13 @@ enum Stop {
 }
 
 /// Starts a spinning and a stalled call holding locks, then ends the session;
-/// checks the process exits promptly with every cleanup done.
+/// checks the process exits promptly with every cleanup done: at once for
+/// a signal, once the drain is over for the closed input.
 async fn stop_mid_call(stop: Stop) {
     let locks = tempfile::tempdir().unwrap();
     let dir = locks.path().display().to_string();
-    let host = Host::start(Start::new("demo", &["--dir", &dir])).await;
+    let drain = Duration::from_millis(700);
+    let host = Host::start(Start::new("demo", &["--dir", &dir, "--eof-drain", "700ms"])).await;
     let _spin = host.start_call("spin", no_args()).await;
     let _stall = host.start_call("stall", no_args()).await;
     let wait_two = async {
@@ -211,14 +214,28 @@ async fn stop_mid_call(stop: Stop) {
         tokio::time::timeout(Duration::from_secs(10), child.wait()).await.expect("the host exits").unwrap();
     let took = stopped.elapsed();
     assert!(status.success(), "clean exit: {status:?}");
-    // The promise is "within 1 s"; allow for a loaded test machine, but stay
-    // far below rmcp's own 5 s drain, which the host would otherwise wait out.
-    assert!(took < Duration::from_secs(3), "exit took {took:?}");
+    // The promise is "within 1 s" of the stop (a signal, or the drain's
+    // end); allow for a loaded test machine, but stay far below rmcp's own
+    // 5 s drain, which the host would otherwise wait out.
+    let waited = match stop {
+        Stop::InputClosed => drain,
+        Stop::Sigterm => Duration::ZERO,
+    };
+    assert!(took < waited + Duration::from_secs(3), "exit took {took:?}");
     assert!(files_in(locks.path()).is_empty(), "cleanup ran for both calls: {:?}", files_in(locks.path()));
     // stderr is read by a task: wait for both events rather than racing it.
     let cleaned = stderr.wait_for_events("both calls to end", 2, |e| e.str("cleanup") == Some("done")).await;
     assert_eq!(cleaned.len(), 2, "{}", stderr.dump());
     assert!(stderr.events().iter().any(|e| e.str("stop_reason") == Some("shutdown")), "{}", stderr.dump());
+    if let Stop::InputClosed = stop {
+        // Stopped by the drain's end, not by the closed input itself.
+        assert!(
+            stderr
+                .events()
+                .iter()
+                .any(|e| e.message().starts_with("the drain after the input closed is over"))
+        );
+    }
 }
 
 #[tokio::test]

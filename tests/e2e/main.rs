@@ -21,6 +21,7 @@ mod hostile;
 mod hostile_registry;
 mod http_bodies;
 mod http_limits;
+mod input_end;
 mod languages;
 mod lifecycle;
 mod limits;

@@ -33,6 +33,11 @@ impl Loading {
         *self.loaded.borrow()
     }
 
+    /// Becomes `true` when every component is loaded.
+    pub(super) fn subscribe(&self) -> watch::Receiver<bool> {
+        self.loaded.subscribe()
+    }
+
     /// Every component is loaded: waiting requests go on.
     pub(super) fn finish(&self) {
         self.loaded.send_replace(true);

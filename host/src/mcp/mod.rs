@@ -38,6 +38,7 @@ use crate::component::ToolComponent;
 use crate::request_state::StateKeys;
 use crate::stats::Stats;
 
+pub(crate) use loading::LOAD_WAIT;
 use loading::Loading;
 use mode::rounds::PausedCalls;
 use tools::{CallPlan, Tools};
@@ -148,6 +149,11 @@ impl ToolServer {
         tracing::info!(tools = count, elapsed_ms = took.as_millis() as u64, "loaded");
         self.caller.shared.loading.finish();
         Ok(())
+    }
+
+    /// Becomes `true` once every component is loaded.
+    pub(crate) fn loaded(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.caller.shared.loading.subscribe()
     }
 
     /// Whether every component is loaded (so `/readyz` can tell a balancer).

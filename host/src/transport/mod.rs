@@ -5,5 +5,6 @@ mod frame_id;
 pub(crate) mod http;
 pub(crate) mod signal;
 pub(crate) mod stdio;
+mod stdio_end;
 mod stdio_frames;
 mod stdio_streams;

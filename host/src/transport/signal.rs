@@ -7,7 +7,7 @@ use crate::stats::Stats;
 
 /// How long the process waits, after shutdown starts, for calls to stop and
 /// clean up before it exits anyway.
-const SHUTDOWN_BUDGET: Duration = Duration::from_millis(900);
+pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_millis(900);
 
 /// SIGINT and SIGTERM, listened for from the start: once created, the
 /// process no longer dies of them, however late a transport first waits.

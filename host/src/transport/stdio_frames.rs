@@ -25,6 +25,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _,
 use tokio::sync::Mutex;
 
 use super::frame_id::{HEAD, request_id};
+use super::stdio_end::{Ending, Ledger};
 
 /// The longest line read (rmcp's own cap, so stdio takes what HTTP takes).
 pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
@@ -42,6 +43,9 @@ pub(crate) struct StdioFrames<R, W> {
     /// An error answer not yet handed to the writer.
     reply: Option<Vec<u8>>,
     write: Arc<Mutex<Output<W>>>,
+    /// What the end of input means, and the answers still owed.
+    ending: Ending,
+    ledger: Arc<Ledger>,
 }
 
 /// What one read of a line came to.
@@ -55,9 +59,12 @@ enum LineRead {
 }
 
 impl<R: AsyncRead + Unpin + Send, W: AsyncWrite + Unpin + Send + 'static> StdioFrames<R, W> {
-    /// Frames read from `input` and written to `output`.
-    pub(crate) fn new(input: R, output: W) -> Self {
+    /// Frames read from `input` and written to `output`; at the end of
+    /// `input`, `ending` says when to stop reading.
+    pub(crate) fn new(input: R, output: W, ending: Ending) -> Self {
         StdioFrames {
+            ledger: ending.ledger().clone(),
+            ending,
             read: BufReader::new(input),
             line: Vec::new(),
             skipping: false,
@@ -131,14 +138,23 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        // Noted now, in the order rmcp sends, not when the write runs.
+        let wanted = self.ledger.write(&item);
         let frame = serde_json::to_vec(&item);
-        let write = self.write.clone();
+        let (write, ledger) = (self.write.clone(), self.ledger.clone());
         async move {
+            if !wanted {
+                return Ok(());
+            }
             let mut frame = frame.map_err(io::Error::other)?;
             frame.push(b'\n');
             let mut output = write.lock().await;
             output.queue(frame);
-            output.drain().await
+            let written = output.drain().await;
+            if let Err(err) = &written {
+                ledger.output_failed(err);
+            }
+            written
         }
     }
 
@@ -146,8 +162,11 @@ where
         loop {
             // An answer left over from a `receive` dropped mid-way goes first.
             self.send_reply().await.ok()?;
+            if self.ending.has_begun() {
+                return self.ending.next().await;
+            }
             match self.read_line().await {
-                LineRead::End => return None,
+                LineRead::End => return self.ending.next().await,
                 LineRead::TooLong => {
                     tracing::debug!("a frame over {MAX_LINE} bytes was skipped");
                     let message =
@@ -159,7 +178,10 @@ where
                     let parsed = read_frame(&self.line);
                     self.line.clear();
                     match parsed {
-                        Frame::Message(message) => return Some(message),
+                        Frame::Message(message) => {
+                            self.ledger.read(&message);
+                            return Some(message);
+                        }
                         Frame::Nothing => {}
                         Frame::Unreadable(reply) => self.reply = Some(reply),
                     }
