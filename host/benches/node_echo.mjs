@@ -4,13 +4,18 @@
 // the client most MCP hosts use. Spawned by `host/benches/node_client.rs`:
 //
 //   node node_echo.mjs '{"mode":"echo"|"throughput", "calls":N, "servers":[{name, command, args, env}]}'
+//   node node_echo.mjs '{"mode":"rounds", "calls":N, "concurrent":M, "rounds":R, "servers":[...]}'
 //
 // Every server stays up for the whole measurement and the blocks alternate
 // between them, so machine noise hits each alike. Prints one JSON line on
 // stdout: echo → {name: [latency µs, ...]} (warm-up excluded), throughput →
-// {name: [calls/s per round, ...]}.
+// {name: [calls/s per round, ...]}, rounds (each round: N/R sequential calls
+// then M/R calls at 32 in flight, per server in turn) → {name: {latencies:
+// [µs, ...], rates: [calls/s per round, ...], rss_kib: [...], pss_kib:
+// [...]}}, the memory read from /proc right after each round's calls at 32
+// in flight (a host releases its idle pool memory a second later).
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -37,7 +42,16 @@ async function connect(server) {
   // As an MCP host does: list the tools first (the client then validates
   // structured results against any output schema).
   await client.listTools();
+  client.pid = transport.pid;
   return client;
+}
+
+/** A `/proc/PID/FILE` field in KiB (`VmRSS:` in status, `Pss:` in smaps_rollup). */
+function procKib(pid, file, field) {
+  const line = readFileSync(`/proc/${pid}/${file}`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(field));
+  return Number(line.slice(field.length).trim().split(/\s+/)[0]);
 }
 
 async function call(client) {
@@ -85,6 +99,23 @@ if (config.mode === 'echo') {
   for (let round = 0; round < 5; round++) {
     for (const [i, client] of clients.entries()) {
       out[config.servers[i].name].push(await concurrent(client, config.calls / 5, 32));
+    }
+  }
+} else if (config.mode === 'rounds') {
+  for (const client of clients) {
+    await sequential(client, 200);
+    await concurrent(client, 500, 32);
+  }
+  for (const server of config.servers) {
+    out[server.name] = { latencies: [], rates: [], rss_kib: [], pss_kib: [] };
+  }
+  for (let round = 0; round < config.rounds; round++) {
+    for (const [i, client] of clients.entries()) {
+      const figures = out[config.servers[i].name];
+      figures.latencies.push(...(await sequential(client, config.calls / config.rounds)));
+      figures.rates.push(await concurrent(client, config.concurrent / config.rounds, 32));
+      figures.rss_kib.push(procKib(client.pid, 'status', 'VmRSS:'));
+      figures.pss_kib.push(procKib(client.pid, 'smaps_rollup', 'Pss:'));
     }
   }
 } else {

@@ -5,7 +5,7 @@ strace) sees only the host's work. Speaks protocol 2026-07-28 (one
 `server/discover`, then stateless requests) and prints the p50 and p90
 round trip and the child's resident memory at the end (the host's; with
 PREFIX, the profiler's). Not part of the
-bench's figures; BENCHMARKS.md says where it was used.
+bench's figures; docs/benchmarks-archive.md says where it was used.
 
     python3 host/benches/raw_echo.py target/release/mcp-wasm-host \
         target/guests/python-tool.wasm 1000 [host args...]

@@ -2,7 +2,9 @@
 //! over stdio, compared with a native rmcp server doing the same work,
 //! measured in the same run. The `echo` and `throughput` sections also drive
 //! both with the TypeScript SDK's client (`node_echo.mjs`, needs `node` and
-//! `just setup --with-node`).
+//! `just setup --with-node`). The `languages` section measures each
+//! language's guest against a native server on that language's official
+//! MCP SDK (`languages.rs`; it needs `just setup --with-node`).
 //!
 //!     cargo bench -p mcp-wasm-host --bench wire            (full run)
 //!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
@@ -17,6 +19,7 @@
 #[path = "../../tests/e2e/harness.rs"]
 mod harness;
 mod http_load;
+mod languages;
 mod memory;
 mod native;
 mod node_client;
@@ -126,7 +129,7 @@ async fn run(scale: Scale, only: Option<String>) {
         tiering::tiering(scale.start_trials.div_ceil(7), scale.echo_calls).await;
     }
     if wanted("languages") {
-        languages(scale).await;
+        languages::languages(scale).await;
     }
     if wanted("http") {
         http_load::http_load(scale.http_rounds, scale.http_span).await;
@@ -380,15 +383,6 @@ async fn concurrent_throughput(scale: Scale) {
         Err(why) => summary.push(format!("TypeScript SDK client skipped: {why}")),
     }
     println!("\nratio (wasm / native):\n- {}\n", summary.join("\n- "));
-}
-
-/// The proportional set size of process `pid` in KiB: its resident pages,
-/// each shared page divided among its sharers. A pool slot maps its
-/// component's memory image from the compiled artifact, so the same page
-/// cache pages show in the RSS of every slot that read them; Pss counts
-/// them once.
-fn pss_kib(pid: u32) -> u64 {
-    harness::proc_kib(pid, "smaps_rollup", "Pss:")
 }
 
 /// Whether the host under test (`BENCH_HOST_BINARY` or this build) has
@@ -745,109 +739,6 @@ async fn approval_pauses(scale: Scale) {
             before as f64 / 1024.0,
             during as f64 / 1024.0,
             during.saturating_sub(before) as f64 / held as f64
-        );
-    }
-    println!();
-}
-
-/// The same `echo` tool written in Rust, Python and JavaScript
-/// (`target/guests/{demo,python-tool,js-tool}.wasm`), measured in one run:
-/// sequential round trips (interleaved blocks), calls/s at 32 in flight,
-/// the host's RSS once started and after those calls, and start → first
-/// `tools/list` with a cold and a warm compile cache. `--components a,b`
-/// picks other fixtures from target/guests.
-async fn languages(scale: Scale) {
-    let components = components(&["demo", "python-tool", "js-tool"]);
-    // The big components compile cold in seconds: fewer cold starts, and
-    // a quarter of the throughput calls.
-    let (cold_trials, warm_trials) = (scale.start_trials.div_ceil(5), scale.start_trials);
-    let concurrent = scale.concurrent_calls / 4;
-    let cache = tempfile::tempdir().unwrap();
-    let cache_dir = cache.path().display().to_string();
-    let cached = ["--cache-dir", cache_dir.as_str()];
-
-    let mut hosts = Vec::new();
-    let mut rss_start = Vec::new();
-    for component in &components {
-        // Compile into the cache first: a host that compiled the component
-        // itself keeps the compiler's memory, which is not the tool's cost.
-        // `--no-tiering`: a tiered host answers on baseline code and may be
-        // gone before its optimized code is cached (a build from before
-        // tiering has no such flag, and needs none).
-        let mut prime = cached.to_vec();
-        if host_knows("--no-tiering") {
-            prime.push("--no-tiering");
-        }
-        time_component_to_list(component, &prime).await;
-        let host = start_component(component, &cached, "warn").await;
-        host.client.peer().list_all_tools().await.unwrap();
-        rss_start.push(rss_kib(host.child.id().unwrap()));
-        echo_times(&host, 200).await;
-        hosts.push(host);
-    }
-    let mut echo: Vec<Vec<Duration>> = vec![Vec::new(); hosts.len()];
-    for _ in 0..10 {
-        for (host, samples) in hosts.iter().zip(&mut echo) {
-            samples.extend(echo_times(host, scale.echo_calls / 10).await.0);
-        }
-    }
-    let mut rate: Vec<Vec<f64>> = vec![Vec::new(); hosts.len()];
-    for host in &hosts {
-        calls_per_second(host, 200, 32).await;
-    }
-    for _ in 0..5 {
-        for (host, rounds) in hosts.iter().zip(&mut rate) {
-            rounds.push(calls_per_second(host, concurrent / 5, 32).await);
-        }
-    }
-    let rss_after: Vec<u64> = hosts.iter().map(|host| rss_kib(host.child.id().unwrap())).collect();
-    let pss_after: Vec<u64> = hosts.iter().map(|host| pss_kib(host.child.id().unwrap())).collect();
-    drop(hosts);
-
-    let mut starts = Vec::new();
-    for component in &components {
-        let (mut cold, mut warm) = (Vec::new(), Vec::new());
-        for _ in 0..cold_trials {
-            cold.push(time_component_to_list(component, &["--no-cache"]).await);
-        }
-        for _ in 0..warm_trials {
-            warm.push(time_component_to_list(component, &cached).await);
-        }
-        starts.push((Samples::new(cold), Samples::new(warm)));
-    }
-
-    println!(
-        "## the same tools in each language: echo ({} sequential calls, interleaved), \
-         throughput ({concurrent} calls at 32 in flight, median of 5 rounds), \
-         start → tools/list ({cold_trials} cold, {warm_trials} warm)\n",
-        scale.echo_calls
-    );
-    println!(
-        "| component | size | echo p50 | × first | echo p99 | calls/s (32 in flight) | × first | RSS idle | RSS after | Pss after | cold start | warm start |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    // Ratios are to the first component's figures (the Rust demo by default).
-    let echo: Vec<Samples> = echo.into_iter().map(Samples::new).collect();
-    for rounds in &mut rate {
-        rounds.sort_by(f64::total_cmp);
-    }
-    for (i, component) in components.iter().enumerate() {
-        let echo_ratio = echo[i].p50().as_secs_f64() / echo[0].p50().as_secs_f64();
-        let rate_ratio = rate[i][2] / rate[0][2];
-        let echo = &echo[i];
-        let size = std::fs::metadata(harness::guest(component)).map(|m| m.len()).unwrap_or(0);
-        let (cold, warm) = &starts[i];
-        println!(
-            "| {component} | {:.1} MB | {} | {echo_ratio:.2}× | {} | {:.0} | {rate_ratio:.2}× | {:.1} MiB | {:.1} MiB | {:.1} MiB | {} | {} |",
-            size as f64 / 1e6,
-            ms(echo.p50()),
-            ms(echo.p99()),
-            rate[i][2],
-            rss_start[i] as f64 / 1024.0,
-            rss_after[i] as f64 / 1024.0,
-            pss_after[i] as f64 / 1024.0,
-            ms(cold.p50()),
-            ms(warm.p50()),
         );
     }
     println!();
