@@ -81,7 +81,7 @@ conformance: (setup "--with-node") build guests
     tests/conformance/run.sh --replicas 3
 
 # Benchmarks; figures are recorded in BENCHMARKS.md.
-bench: build guests
+bench: (setup "--with-node") build guests
     cargo bench -p mcp-wasm-host --bench wire
 
 # Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Watches the host's resident memory while a bare JSON-RPC client pipelines
-calls at it, to tell host leaks from client effects (see BENCHMARKS.md, the
-soak section).
+calls at it, to tell host leaks from client effects (see docs/benchmarks-archive.md,
+"Cancel storm and soak").
 
     scripts/rss_probe.py cancel spin      # calls cancelled 3 ms in, 16 at a time
     scripts/rss_probe.py deadline spin    # calls stopped by --timeout 5ms

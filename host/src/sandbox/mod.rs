@@ -218,7 +218,7 @@ pub fn new_store<T: SandboxView + 'static>(
     // request that arrived meanwhile, and each of those made an instance of
     // its own and could be interrupted in turn: 32 Python calls in flight
     // held 22 instances (and their memory slots) at once, 9 without the
-    // yield (BENCHMARKS.md). The cost: a cancel that arrives in that window
+    // yield (docs/benchmarks-archive.md). The cost: a cancel that arrives in that window
     // is seen up to `SHORT_CALL` later, bounded like the rest by the tick.
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut store| {
@@ -238,7 +238,7 @@ pub fn new_store<T: SandboxView + 'static>(
         // waits for a preemption point, and a guest computing in user space
         // offers none until the scheduler tick, up to 4 ms away. One
         // syscall per tick gives it one (`spin` cancel p99 about halved,
-        // BENCHMARKS.md), and the ticker ticks faster while we compute.
+        // docs/benchmarks-archive.md), and the ticker ticks faster while we compute.
         std::thread::yield_now();
         guest_pool::computing_long();
         // `yield_now` rather than wasmtime's own yield: tokio then runs the

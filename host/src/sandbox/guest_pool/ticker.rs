@@ -15,9 +15,10 @@ use anyhow::{Context as _, Result};
 /// on its CPU, such as the one reading a client's cancel, waits for at most
 /// this long instead of a whole [`EPOCH_TICK`]: `spin` cancel p99, median
 /// of a day's runs, went from 4.1 to 2.9 ms for Python and 3.6 to 2.3 ms
-/// for JavaScript (BENCHMARKS.md). Only while a guest computes that long:
-/// ticking this fast whenever any guest ran cost 5 % of `echo` throughput,
-/// short calls that never see a tick paying for the ticker's wake-ups.
+/// for JavaScript (docs/benchmarks-archive.md, "Fast ticks while a guest
+/// computes long"). Only while a guest computes that long: ticking this
+/// fast whenever any guest ran cost 5 % of `echo` throughput, short calls
+/// that never see a tick paying for the ticker's wake-ups.
 const FAST_TICK: Duration = Duration::from_micros(250);
 
 /// Fast ticks the ticker keeps after the last word from a long guest, so
