@@ -142,7 +142,8 @@ async fn off_a_terminal_a_form_is_declined() {
 async fn ctrl_c_stops_a_spinning_tool_and_runs_its_cleanup() {
     let locks = tempfile::tempdir().unwrap();
     let dir = locks.path().display().to_string();
-    let mut child = call(&["--dir", &dir, "--log-format", "json", "spin"])
+    // Unmetered, so only the cancel can stop it (fuel runs out in seconds).
+    let mut child = call(&["--dir", &dir, "--fuel", "0", "--log-format", "json", "spin"])
         .env("RUST_LOG", "mcp_wasm_host=info")
         .spawn()
         .expect("running `call`");

@@ -88,7 +88,8 @@ impl Field {
             about.push(format!("one of: {}", shown.join(", ")));
         }
         for (key, word) in [("minimum", "at least"), ("maximum", "at most")] {
-            if let Some(bound) = self.schema.get(key) {
+            // As a number reads (rmcp keeps bounds as floats: 1, not 1.0).
+            if let Some(bound) = self.schema.get(key).and_then(Value::as_f64) {
                 about.push(format!("{word} {bound}"));
             }
         }
