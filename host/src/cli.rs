@@ -9,6 +9,9 @@ use crate::approval::ApprovalRule;
 use crate::limits::{parse_bytes, parse_duration};
 use crate::sandbox::grants::{DirGrant, EnvGrant, HostGrant};
 
+mod call;
+pub use call::CallArgs;
+
 /// Serve WebAssembly component tools to any MCP client, each call sandboxed.
 ///
 /// Every tool call runs in a fresh, isolated instance with no files, network
@@ -63,6 +66,9 @@ impl Cli {
         let matches = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
         cli.serve.given = given_on_command_line(&matches);
+        if let (Some(Command::Call(call)), Some((_, sub))) = (&mut cli.command, matches.subcommand()) {
+            call.finish(sub)?;
+        }
         Ok(cli)
     }
 }
@@ -79,6 +85,8 @@ fn given_on_command_line(matches: &clap::ArgMatches) -> std::collections::BTreeS
 /// Subcommands besides serving.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Call one tool and print its result, without an MCP client.
+    Call(Box<CallArgs>),
     /// Print the tools a component offers (as `tools/list` would) and exit;
     /// for an oci:// component, also its digest and verified signer.
     Inspect {

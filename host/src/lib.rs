@@ -36,6 +36,8 @@
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
+//! [`shell`] is `mcp-wasm-host call`: one call from the shell, through an
+//! rmcp client talking to this server in the same process.
 //!
 //! Before loading: [`registry`] pulls `oci://` components (by tag or
 //! digest, bounded and hashed), verifies their cosign signatures and keeps
@@ -64,6 +66,7 @@ mod request_state;
 mod sandbox;
 pub mod scaffold;
 mod schema;
+pub mod shell;
 mod stats;
 mod store;
 mod tiering;

@@ -8,12 +8,16 @@ use tracing_subscriber::EnvFilter;
 
 fn main() {
     let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
+    // `call` prints a result for a person: only warnings beside it.
+    let quiet = matches!(cli.command, Some(Command::Call(_)));
+    // (rmcp warns of every error response, such as a refused call, which
+    // `call` reports itself.)
+    let default_filter = if quiet { "warn,rmcp=error" } else { "mcp_wasm_host=info,tool=info,warn" };
     // stdout carries protocol frames only; every log line goes to stderr.
     let log = tracing_subscriber::fmt()
         .with_env_filter(
             // `tool`: what tools print and log, tagged with their call.
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("mcp_wasm_host=info,tool=info,warn")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
         )
         .with_writer(std::io::stderr);
     match cli.log_format {
@@ -38,16 +42,17 @@ fn main() {
     };
     let result = runtime.block_on(async {
         match &cli.command {
+            Some(Command::Call(args)) => mcp_wasm_host::shell::call(args).await.map(|ending| ending.code()),
             Some(Command::Inspect { path, require_signature }) => {
                 let tools = mcp_wasm_host::inspect(path, require_signature.as_deref()).await?;
                 println!("{}", serde_json::to_string_pretty(&tools)?);
-                Ok(())
+                Ok(0)
             }
             Some(Command::Wit { dir }) => {
                 for path in mcp_wasm_host::contract::write_to(dir)? {
                     eprintln!("wrote {}", path.display());
                 }
-                Ok(())
+                Ok(0)
             }
             Some(Command::New { lang, dir }) => {
                 let created = mcp_wasm_host::scaffold::create(*lang, dir)?;
@@ -60,13 +65,13 @@ fn main() {
                 for step in &created.next_steps {
                     eprintln!("  {step}");
                 }
-                Ok(())
+                Ok(0)
             }
-            None => mcp_wasm_host::serve(&cli.serve).await,
+            None => mcp_wasm_host::serve(&cli.serve).await.map(|()| 0),
         }
     });
     let code = match result {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(err) => {
             // The chain embeds what components and registries said: one
             // escaped, bounded line, as every log line is.

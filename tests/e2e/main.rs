@@ -7,6 +7,7 @@ mod harness;
 mod approval;
 mod balanced;
 mod bounded_io;
+mod call;
 mod cancel;
 mod client_requests;
 mod config;

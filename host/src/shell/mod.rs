@@ -1,0 +1,157 @@
+//! `mcp-wasm-host call`: one tool call from the shell, without an MCP client.
+//!
+//! The real server is built in this process and the call goes to it from
+//! an rmcp client over an in-memory pipe, so it takes exactly the path any
+//! client's call does: the schema check, approval, the limits, questions
+//! to the user, and a cancel that stops the tool and runs its cleanup.
+//!
+//! - [`args`]: the tool's arguments, from ARGS and `--arg`;
+//! - [`client`]: the client, answering questions at the terminal
+//!   ([`terminal`], with the fields of a form in [`form`]) or by `--yes`;
+//! - [`print`]: the result, on stdout and stderr.
+
+mod args;
+mod client;
+mod form;
+mod print;
+mod terminal;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::CallArgs;
+use crate::log_text::escape_controls;
+use crate::sandbox::descriptors;
+use crate::stats::Stats;
+use crate::transport::signal::{Signals, wait_for_calls};
+use client::ShellClient;
+
+/// How a call from the shell ended, as the process's exit status says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The tool returned a result (exit status 0).
+    Done,
+    /// An `isError` result, or the call was refused: an unknown tool,
+    /// arguments that break its schema, approval declined (exit status 1).
+    Failed,
+    /// Ctrl-C, SIGINT or SIGTERM (exit status 130).
+    Interrupted,
+}
+
+impl Ending {
+    /// The process's exit status.
+    pub fn code(self) -> i32 {
+        match self {
+            Ending::Done => 0,
+            Ending::Failed => 1,
+            Ending::Interrupted => 130,
+        }
+    }
+}
+
+/// The least time a cancelled call is given to stop and clean up before
+/// `call` exits anyway: the server's shutdown budget.
+const STOP_BUDGET: Duration = Duration::from_millis(900);
+
+/// Calls `args.tool` and prints its result.
+pub async fn call(args: &CallArgs) -> Result<Ending> {
+    descriptors::raise_limit();
+    // Before anything slow: Ctrl-C while loading exits cleanly.
+    let mut signals = Signals::listen();
+    let stats = Arc::new(Stats::default());
+    let mut settings = crate::config::resolve(&args.serve)?;
+    // Optimized code, cached, as `inspect` compiles: a one-shot call would
+    // exit before the background compile of tiering could cache it.
+    settings.server.no_tiering = true;
+    let (server, loader) =
+        crate::build_server(&args.serve, &mut settings, CancellationToken::new(), stats.clone())?;
+    let loading = async {
+        crate::pull_components(&args.serve, &mut settings).await?;
+        crate::load_components(&server, &loader, &settings).await
+    };
+    tokio::select! {
+        loaded = loading => loaded?,
+        () = signals.recv() => {
+            eprintln!("interrupted while loading");
+            return Ok(Ending::Interrupted);
+        }
+    }
+    // A stopped call may take its grace and its cleanup's time, at most.
+    let slowest = settings.components.iter().map(|c| c.limits.cancel_grace + c.limits.cleanup_timeout).max();
+    let budget = STOP_BUDGET.max(slowest.unwrap_or_default() + Duration::from_millis(400));
+
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let serving = tokio::spawn(async move {
+        let running = server.serve(tokio::io::split(server_end)).await?;
+        anyhow::Ok(running.waiting().await?)
+    });
+    let client = ShellClient::new(args.yes)
+        .serve(tokio::io::split(client_end))
+        .await
+        .context("the in-process MCP session did not start")?;
+    let peer = client.peer().clone();
+    // The tool's own log records from `warning` up; the rest stays quiet.
+    #[allow(deprecated)]
+    peer.set_level(rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Warning)).await?;
+
+    let tools = peer.list_all_tools().await?;
+    // An unknown tool gets no schema here; the server refuses it by name.
+    let schema = tools.iter().find(|tool| tool.name == args.tool).map(|tool| tool.input_schema.clone());
+    let mut params = CallToolRequestParams::new(args.tool.clone());
+    params.arguments =
+        Some(args::tool_arguments(args.arguments.as_ref(), &args.pairs, &schema.unwrap_or_default()));
+    let request = ClientRequest::CallToolRequest(Request::new(params));
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    let id = handle.id.clone();
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let ending = tokio::select! {
+        response = &mut response => answer(response, args.json)?,
+        () = signals.recv() => {
+            eprintln!("cancelled; stopping the call…");
+            let reason = Some("interrupted at the terminal (Ctrl-C)".to_string());
+            let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+            // The server stops the tool and runs its cleanup; a second
+            // Ctrl-C leaves at once.
+            tokio::select! {
+                left = wait_for_calls(&stats, budget) => if left > 0 {
+                    eprintln!("exiting with the call still stopping (its cleanup may not have run)");
+                },
+                () = signals.recv() => {}
+            }
+            return Ok(Ending::Interrupted);
+        }
+    };
+    let _ = client.cancel().await;
+    serving.abort();
+    Ok(ending)
+}
+
+/// Prints the server's answer to the call; how it ended.
+fn answer(response: Result<ServerResult, ServiceError>, json: bool) -> Result<Ending> {
+    let result = match response {
+        Ok(ServerResult::CallToolResult(result)) => result,
+        Ok(other) => anyhow::bail!("the server answered the call with something else: {other:?}"),
+        Err(ServiceError::McpError(refusal)) => {
+            let mut message = refusal.message.to_string();
+            // An unknown tool: the ones there are.
+            let available = refusal.data.as_ref().and_then(|data| data.get("available"));
+            if let Some(Value::Array(names)) = available {
+                let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+                message.push_str(&format!(" (tools: {})", names.join(", ")));
+            }
+            eprintln!("error: {}", escape_controls(&message));
+            return Ok(Ending::Failed);
+        }
+        Err(other) => return Err(other.into()),
+    };
+    print::result(&result, json)?;
+    Ok(if result.is_error == Some(true) { Ending::Failed } else { Ending::Done })
+}
