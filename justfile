@@ -32,6 +32,12 @@ serve: build guests
     mkdir -p target/scratch
     exec {{host}} --component target/guests/demo.wasm --dir target/scratch
 
+# Call one example tool from the shell: ./dev call echo '{"text":"hi"}' [OPTIONS]
+[positional-arguments]
+call tool *args: build guests
+    mkdir -p target/scratch
+    {{host}} call --component target/guests/demo.wasm --dir target/scratch "$@"
+
 # Print the tools of a component.
 inspect path="target/guests/demo.wasm": build
     {{host}} inspect {{path}}

@@ -8,11 +8,15 @@ use tracing_subscriber::EnvFilter;
 
 fn main() {
     let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
-    // `call` prints a result for a person: only warnings beside it.
+    // `call` prints a result for a person: only warnings beside it (not
+    // rmcp's for every error response, such as a refused call, which `call`
+    // reports itself), and the one wait worth a line: a cold compile.
     let quiet = matches!(cli.command, Some(Command::Call(_)));
-    // (rmcp warns of every error response, such as a refused call, which
-    // `call` reports itself.)
-    let default_filter = if quiet { "warn,rmcp=error" } else { "mcp_wasm_host=info,tool=info,warn" };
+    let default_filter = if quiet {
+        "warn,rmcp=error,mcp_wasm_host::component=info"
+    } else {
+        "mcp_wasm_host=info,tool=info,warn"
+    };
     // stdout carries protocol frames only; every log line goes to stderr.
     let log = tracing_subscriber::fmt()
         .with_env_filter(

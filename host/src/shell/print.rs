@@ -3,11 +3,11 @@
 //! content summarised on stderr, an `isError` result's text on stderr.
 //!
 //! Everything here came from the guest. Only the result's text goes to
-//! stdout as it is (that is what was asked for, and a pipe may need it
-//! byte for byte); whatever goes to stderr, which is usually the user's
-//! terminal, has its control characters escaped.
+//! stdout as it is, and only into a pipe or a file (which may need it byte
+//! for byte); whatever reaches a terminal has its control characters
+//! escaped.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal as _, Write};
 
 use rmcp::model::CallToolResult;
 use serde_json::Value;
@@ -39,8 +39,12 @@ pub(super) fn result(result: &CallToolResult, json: bool) -> io::Result<()> {
         writeln!(stdout, "{}", shown.map_err(io::Error::other)?)?;
         return stdout.flush();
     }
+    // On a terminal a tool's escape sequences could move the cursor or
+    // rewrite what the user sees: escaped there, byte for byte into a pipe.
+    let terminal = io::stdout().is_terminal();
     for block in &blocks {
         match text_of(block) {
+            Some(text) if terminal => lines_escaped(&mut stdout, "", text)?,
             Some(text) => writeln!(stdout, "{text}")?,
             None => summarise(&mut stderr, block)?,
         }
