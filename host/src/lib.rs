@@ -47,6 +47,7 @@
 
 mod approval;
 mod ask;
+mod auth;
 mod cache;
 mod call;
 mod cancellation;
@@ -303,6 +304,12 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     let shutdown = CancellationToken::new();
     let stats = Arc::new(Stats::default());
     let mut settings = config::resolve(args)?;
+    if settings.server.auth.is_some() && args.http.is_none() {
+        anyhow::bail!(
+            "--auth-issuer (or [server.auth]) works only with --http: over stdio the client's \
+             credentials come from the environment, as the MCP specification has it"
+        );
+    }
     let limits = settings.server.clone();
     let (server, loader) = build_server(args, &mut settings, shutdown.clone(), stats.clone())?;
     // The protocol is answered while the components are pulled and load: a
@@ -355,6 +362,7 @@ async fn transport(
                 max_connections: limits.max_connections as usize,
                 max_request_memory: limits.max_request_memory,
                 drain_timeout: limits.drain_timeout,
+                auth: limits.auth.clone(),
             };
             transport::http::serve_until_signal(server, options, signals, shutdown, stats).await
         }

@@ -21,7 +21,7 @@
 //! named with `--insecure-registry`.
 
 mod auth;
-mod http;
+pub(crate) mod http;
 mod oci;
 mod signature;
 mod store;

@@ -46,6 +46,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{AuthSettings, Gate};
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls, wait_for_calls};
@@ -127,6 +128,8 @@ pub(crate) struct HttpOptions {
     pub max_request_memory: usize,
     /// After a signal, how long calls in flight may take to finish.
     pub drain_timeout: Duration,
+    /// With `--auth-issuer`: the token every request to `/mcp` needs.
+    pub auth: Option<AuthSettings>,
 }
 
 /// The largest request body rmcp accepts (its default, 4 MiB); read here
@@ -174,13 +177,14 @@ async fn serve(
     let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);
     let body_timeout = options.body_timeout;
     let bodies = BodyBudget::new(options.max_request_memory);
+    let gate = options.auth.map(Gate::new).transpose()?;
     let handler =
-        Arc::new(Handler { service, tools, body_timeout, bodies, stats, sessions, draining, answers });
+        Arc::new(Handler { service, tools, body_timeout, bodies, stats, sessions, draining, answers, gate });
     let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
-    if !local.ip().is_loopback() {
+    if !local.ip().is_loopback() && handler.gate.is_none() {
         tracing::warn!(%local, "listening beyond loopback: anyone who can reach this address can call the tools");
     }
     // Announce the real port (useful with port 0) on stderr, for scripts and tests.
@@ -284,6 +288,8 @@ struct Handler {
     draining: CancellationToken,
     /// `POST /mcp` answers not yet written, for the drain.
     answers: Arc<Answers>,
+    /// With `--auth-issuer`: admits only requests with a valid token.
+    gate: Option<Gate>,
 }
 
 impl Handler {
@@ -292,11 +298,23 @@ impl Handler {
         if let Some(response) = self.probe(request.method(), path) {
             return response;
         }
+        if let Some(metadata) = self.gate.as_ref().and_then(|gate| gate.metadata(request.method(), path)) {
+            return metadata.map(|body| body.boxed());
+        }
         if path != "/mcp" && !path.starts_with("/mcp/") {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp".into());
         }
-        let answering = (request.method() == http::Method::POST).then(|| self.answers.enter());
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
+        if let Some(gate) = &self.gate {
+            // Before the body is read: a request without a valid token
+            // takes nothing from the bodies' budget.
+            match gate.admit(&parts).await {
+                // For handlers, in the `http::request::Parts` rmcp hands them.
+                Ok(principal) => parts.extensions.insert(principal),
+                Err(refusal) => return closing(refusal.map(|body| body.boxed())),
+            };
+        }
+        let answering = (parts.method == http::Method::POST).then(|| self.answers.enter());
         let declared = parts
             .headers
             .get(http::header::CONTENT_LENGTH)

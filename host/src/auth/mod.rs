@@ -1,0 +1,230 @@
+//! Who may call over `--http`: with `--auth-issuer`, the host is an OAuth
+//! 2.1 resource server, as the MCP authorization profile has it. Every
+//! request to `/mcp` must carry a valid access token (a JWT, RFC 9068) in
+//! its `Authorization: Bearer` header; clients without one are told where
+//! to get one (Protected Resource Metadata, RFC 9728).
+//!
+//! The life of one request through here: [`Gate::admit`] reads the header
+//! → [`token`] checks the token's header against the algorithm allow-list
+//! → [`keys`] finds its signing key in the issuer's JWKS (fetched through
+//! [`issuer`], cached) → [`token`] checks the signature and claims → the
+//! caller's [`Principal`] rides on the request. A refusal is answered by
+//! [`challenge`]; the metadata document is [`metadata`]'s.
+//!
+//! The token itself goes nowhere: not into logs, metrics, or anything a
+//! guest sees. Only the principal does.
+
+mod challenge;
+mod issuer;
+mod keys;
+mod metadata;
+mod token;
+
+use anyhow::{Context as _, Result, bail};
+use http::{Method, Response};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use reqwest::Url;
+
+use keys::{KeyCache, KeyError};
+use metadata::Metadata;
+
+/// `--auth-issuer`, `--auth-resource`, `--auth-scopes` (or `[server.auth]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthSettings {
+    /// The authorization server, exactly as its tokens' `iss` names it.
+    pub issuer: String,
+    /// This server's URL as clients use it (the tokens' audience).
+    pub resource: String,
+    /// The scopes to advertise (`scopes_supported`).
+    pub scopes: Vec<String>,
+}
+
+impl AuthSettings {
+    /// Checks that both URLs are ones the host can work with: absolute,
+    /// and HTTPS unless the issuer is on loopback (tests, local issuers).
+    pub fn new(issuer: String, resource: String, scopes: Vec<String>) -> Result<Self> {
+        let parsed = Url::parse(&issuer).with_context(|| format!("--auth-issuer {issuer:?} is not a URL"))?;
+        if parsed.scheme() != "https" && !(parsed.scheme() == "http" && issuer::is_loopback(&parsed)) {
+            bail!("--auth-issuer {issuer:?} must be an https:// URL (plain http only on loopback)");
+        }
+        if parsed.query().is_some() || parsed.fragment().is_some() {
+            bail!("--auth-issuer {issuer:?} must have no query or fragment (RFC 8414)");
+        }
+        let resource_url =
+            Url::parse(&resource).with_context(|| format!("--auth-resource {resource:?} is not a URL"))?;
+        if !matches!(resource_url.scheme(), "https" | "http") || resource_url.fragment().is_some() {
+            bail!("--auth-resource {resource:?} must be an http(s) URL without a fragment (RFC 8707)");
+        }
+        if let Some(bad) = scopes.iter().find(|scope| scope.is_empty() || !scope.chars().all(is_scope_char)) {
+            bail!(
+                "--auth-scopes: {bad:?} is not a scope (RFC 6749: printable ASCII, no spaces, quotes or \\)"
+            );
+        }
+        Ok(AuthSettings { issuer, resource, scopes })
+    }
+}
+
+/// The characters RFC 6749 allows in a scope token.
+fn is_scope_char(c: char) -> bool {
+    c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c)
+}
+
+/// Who is calling: what a valid token said. Attached to each admitted
+/// request's extensions (`http::request::Parts`), for handlers to bind
+/// what the caller creates to it. Holds no token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's `iss`.
+    pub issuer: String,
+    /// The token's `sub`.
+    pub subject: String,
+    /// The OAuth client the token was issued to, if it says.
+    pub client_id: Option<String>,
+    /// The scopes the token grants.
+    pub scopes: Vec<String>,
+}
+
+/// A refusal: the HTTP answer to send instead of serving the request.
+pub type Refusal = Response<Full<Bytes>>;
+
+/// Admits requests that carry a valid token, and serves the metadata that
+/// tells clients how to get one.
+pub struct Gate {
+    settings: AuthSettings,
+    metadata: Metadata,
+    keys: KeyCache,
+}
+
+impl Gate {
+    /// A gate for `settings`; nothing is fetched until the first token.
+    pub fn new(settings: AuthSettings) -> Result<Self> {
+        let metadata = Metadata::new(&settings)?;
+        let keys = KeyCache::new(issuer::Issuer::new(&settings.issuer)?);
+        Ok(Gate { settings, metadata, keys })
+    }
+
+    /// The Protected Resource Metadata answer, if `path` is one of its
+    /// well-known URLs (no token needed for it).
+    pub fn metadata(&self, method: &Method, path: &str) -> Option<Response<Full<Bytes>>> {
+        self.metadata.answer(method, path)
+    }
+
+    /// The caller of the request with these `parts`, or the answer that
+    /// refuses it: `401` without a valid token.
+    pub async fn admit(&self, parts: &http::request::Parts) -> Result<Principal, Refusal> {
+        let challenge = challenge::Challenge::new(self.metadata.url(), &self.settings.scopes);
+        if query_has_token(parts.uri.query()) {
+            return Err(challenge.unauthorized(Some((
+                "invalid_request",
+                "an access token in the query string is refused; send it in the Authorization header",
+            ))));
+        }
+        let Some(token) = bearer(parts) else {
+            return Err(challenge.unauthorized(None));
+        };
+        let token = match token {
+            Ok(token) => token,
+            Err(why) => return Err(challenge.unauthorized(Some(("invalid_request", why)))),
+        };
+        match self.verify(token).await {
+            Ok(principal) => Ok(principal),
+            Err(Invalid::Token(why)) => {
+                tracing::debug!(why, "refused an access token");
+                Err(challenge.unauthorized(Some(("invalid_token", why))))
+            }
+            Err(Invalid::IssuerDown) => Err(challenge.unauthorized(Some((
+                "invalid_token",
+                "the token cannot be checked now: the authorization server's keys are unavailable",
+            )))),
+        }
+    }
+
+    /// The token's principal, once its signature and claims check out.
+    async fn verify(&self, token: &str) -> Result<Principal, Invalid> {
+        let header = token::header(token).map_err(Invalid::Token)?;
+        let key = match self.keys.key_for(header.kid.as_deref(), header.alg).await {
+            Ok(key) => key,
+            Err(KeyError::Unavailable) => return Err(Invalid::IssuerDown),
+            Err(KeyError::Unknown) => return Err(Invalid::Token("no key of the issuer signed this token")),
+            Err(KeyError::Mismatch) => {
+                return Err(Invalid::Token("the key named by `kid` is not one for the token's `alg`"));
+            }
+        };
+        token::verify(token, &key, header.alg, &self.settings).map_err(Invalid::Token)
+    }
+}
+
+/// Why a token was not admitted.
+enum Invalid {
+    /// The token is bad; the reason is for the client (it quotes nothing
+    /// of the token).
+    Token(&'static str),
+    /// The issuer's keys could not be fetched: fail closed.
+    IssuerDown,
+}
+
+/// The bearer token in `Authorization`, if the header is there; an error
+/// if it is there but not a single well-formed Bearer credential.
+fn bearer(parts: &http::request::Parts) -> Option<Result<&str, &'static str>> {
+    let mut values = parts.headers.get_all(http::header::AUTHORIZATION).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return Some(Err("more than one Authorization header"));
+    }
+    let parsed = value.to_str().ok().and_then(|text| {
+        let (scheme, token) = text.split_once(' ')?;
+        let token = token.trim();
+        let well_formed = !token.is_empty() && !token.contains(' ');
+        (scheme.eq_ignore_ascii_case("bearer") && well_formed).then_some(token)
+    });
+    Some(parsed.ok_or("the Authorization header is not `Bearer TOKEN`"))
+}
+
+/// Whether a query string carries an access token (RFC 6750 §2.3, which
+/// the MCP profile forbids).
+fn query_has_token(query: Option<&str>) -> bool {
+    query.is_some_and(|query| {
+        query.split('&').any(|pair| pair.split('=').next().is_some_and(|name| name == "access_token"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_refuse_what_cannot_be_an_issuer_or_resource() {
+        let ok =
+            |issuer: &str| AuthSettings::new(issuer.into(), "https://mcp.example.com/mcp".into(), vec![]);
+        assert!(ok("https://login.example.com/realms/x").is_ok());
+        assert!(ok("http://127.0.0.1:8080").is_ok());
+        assert!(ok("http://login.example.com").is_err());
+        assert!(ok("https://login.example.com/?tenant=1").is_err());
+        assert!(ok("not a url").is_err());
+        let scopes = AuthSettings::new(
+            "https://a.example".into(),
+            "https://b.example/mcp".into(),
+            vec!["tools:read".into(), "bad scope".into()],
+        );
+        assert!(scopes.is_err());
+    }
+
+    #[test]
+    fn only_a_single_bearer_header_is_a_token() {
+        let parts = |values: &[&str]| {
+            let mut request = http::Request::get("/mcp");
+            for value in values {
+                request = request.header("authorization", *value);
+            }
+            request.body(()).unwrap().into_parts().0
+        };
+        assert_eq!(bearer(&parts(&[])), None);
+        assert_eq!(bearer(&parts(&["Bearer abc.def.ghi"])), Some(Ok("abc.def.ghi")));
+        assert_eq!(bearer(&parts(&["bearer abc"])), Some(Ok("abc")));
+        assert!(matches!(bearer(&parts(&["Basic dXNlcg=="])), Some(Err(_))));
+        assert!(matches!(bearer(&parts(&["Bearer a", "Bearer b"])), Some(Err(_))));
+        assert!(query_has_token(Some("x=1&access_token=abc")));
+        assert!(!query_has_token(Some("not_access_token=1")));
+    }
+}
