@@ -108,16 +108,7 @@ struct ServerTable {
     watch_interval: Option<Duration>,
     #[serde(default, deserialize_with = "text::duration")]
     watch_tag_interval: Option<Duration>,
-    auth: Option<AuthTable>,
-}
-
-/// `[server.auth]`: the authorization server and this resource.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AuthTable {
-    issuer: Option<String>,
-    resource: Option<String>,
-    scopes: Option<Vec<String>>,
+    auth: Option<auth::AuthTable>,
 }
 
 /// `[defaults]` and each `[[component]]`: what one component gets.
@@ -295,7 +286,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         } else {
             s.state_key_file.as_ref().map(|path| base.join(path)).or_else(|| args.state_key_file.clone())
         },
-        auth: auth(args, s.auth.as_ref(), &given).with_context(|| match &args.config {
+        auth: auth::resolve(args, s.auth.as_ref(), &given).with_context(|| match &args.config {
             Some(path) => format!("{}: [server.auth]", path.display()),
             None => "--auth-issuer".to_string(),
         })?,
@@ -346,31 +337,6 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         ));
     }
     Ok(Settings { server, components })
-}
-
-/// `--auth-*` over `[server.auth]`: none unless an issuer is named, and
-/// then the resource is required.
-fn auth(
-    args: &ServeArgs,
-    table: Option<&AuthTable>,
-    given: &dyn Fn(&str) -> bool,
-) -> Result<Option<AuthSettings>> {
-    let table = table.cloned().unwrap_or_default();
-    let issuer = args.auth_issuer.clone().or(table.issuer);
-    let resource = args.auth_resource.clone().or(table.resource);
-    let scopes =
-        if given("auth_scopes") { args.auth_scopes.clone() } else { table.scopes.unwrap_or_default() };
-    match (issuer, resource) {
-        (None, None) if scopes.is_empty() => Ok(None),
-        (None, _) => anyhow::bail!(
-            "--auth-resource and --auth-scopes need --auth-issuer (or `issuer` in [server.auth])"
-        ),
-        (Some(_), None) => anyhow::bail!(
-            "--auth-issuer needs --auth-resource: this server's URL as clients use it \
-             (e.g. https://mcp.example.com/mcp); it is never guessed from the Host header"
-        ),
-        (Some(issuer), Some(resource)) => AuthSettings::new(issuer, resource, scopes).map(Some),
-    }
 }
 
 /// One component's settings: command line, then its table, then `[defaults]`.
@@ -447,6 +413,7 @@ fn component(
     }
 }
 
+mod auth;
 #[cfg(test)]
 mod tests;
 mod text;

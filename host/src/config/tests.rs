@@ -79,3 +79,31 @@ fn server_settings_come_from_the_file_unless_a_flag_names_them() {
     assert_eq!(server.watch_interval, Duration::from_secs(2));
     assert_eq!(server.state_key_file, Some(PathBuf::from("/k")));
 }
+
+#[test]
+fn server_auth_comes_from_the_file_and_flags_win_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.toml");
+    let write = |text: &str| std::fs::write(&path, text).unwrap();
+    let args = |extra: &[&str]| {
+        let mut argv = vec!["mcp-wasm-host", "--http", "127.0.0.1:0", "--config", path.to_str().unwrap()];
+        argv.extend_from_slice(extra);
+        crate::cli::Cli::parse_args(argv).unwrap().serve
+    };
+    write(
+        "[server.auth]\nissuer = \"https://login.example.com\"\nresource = \"https://mcp.example.com/mcp\"\n\
+         scopes = [\"tools:call\"]\n",
+    );
+    let auth = resolve(&args(&[])).unwrap().server.auth.unwrap();
+    assert_eq!(auth.issuer, "https://login.example.com");
+    assert_eq!(auth.scopes, ["tools:call"]);
+    let auth = resolve(&args(&["--auth-scopes", "a,b"])).unwrap().server.auth.unwrap();
+    assert_eq!(auth.scopes, ["a", "b"]);
+    write("[server.auth]\nissuer = \"https://login.example.com\"\n");
+    let err = format!("{:#}", resolve(&args(&[])).unwrap_err());
+    assert!(err.contains("--auth-resource"), "{err}");
+    write("[server.auth]\nissuer = \"https://login.example.com\"\naudience = \"x\"\n");
+    assert!(resolve(&args(&[])).is_err());
+    write("");
+    assert!(resolve(&args(&[])).unwrap().server.auth.is_none());
+}
