@@ -20,6 +20,10 @@
 //!
 //! Beside `/mcp`: `/healthz`, `/readyz` and `/metrics` (see [`probes`]).
 //!
+//! With `--auth-issuer`, `/mcp` admits only requests with a valid access
+//! token, checked before their body is read, and the Protected Resource
+//! Metadata is served beside it (see [`crate::auth`]).
+//!
 //! On SIGTERM (or SIGINT) the host drains: `/readyz` fails at once, new
 //! calls and sessions get `503` with `Retry-After`, and calls in flight
 //! get `--drain-timeout` to finish; then the rest are stopped and cleaned
