@@ -85,6 +85,22 @@ pub struct Principal {
     pub scopes: Vec<String>,
 }
 
+impl Principal {
+    /// The caller of an MCP request, if it came over `--http` through the
+    /// gate (stdio, and HTTP without `--auth-issuer`, have none).
+    pub fn of(extensions: &rmcp::model::Extensions) -> Option<&Principal> {
+        extensions.get::<http::request::Parts>()?.extensions.get::<Principal>()
+    }
+
+    /// Who this is, as a stable key: `iss` and `sub` (RFC 9068 §5: the pair
+    /// names one resource owner). A refreshed token keeps the same key, so
+    /// its holder still reaches what it made. Holds no token.
+    pub fn key(&self) -> String {
+        // A space cannot occur in `iss` (a URL), so the pair is unambiguous.
+        format!("{} {}", self.issuer, self.subject)
+    }
+}
+
 /// A refusal: the HTTP answer to send instead of serving the request.
 pub type Refusal = Response<Full<Bytes>>;
 
