@@ -9,8 +9,10 @@ use crate::approval::ApprovalRule;
 use crate::limits::{parse_bytes, parse_duration};
 use crate::sandbox::grants::{DirGrant, EnvGrant, HostGrant};
 
+mod access;
 mod call;
 mod command;
+pub use access::AccessArgs;
 pub use call::CallArgs;
 pub use command::Command;
 
@@ -278,23 +280,9 @@ pub struct ServeArgs {
     #[arg(long = "http-allow-origin", value_name = "ORIGIN", requires = "http")]
     pub http_allowed_origins: Vec<String>,
 
-    /// With --http: require an OAuth 2.1 access token from this
-    /// authorization server on every request to /mcp (the host is a
-    /// resource server: JWT access tokens, checked against the issuer's
-    /// keys found through its discovery document). Needs --auth-resource.
-    #[arg(long, value_name = "URL", requires = "http")]
-    pub auth_issuer: Option<String>,
-
-    /// With --auth-issuer: this server's URL as clients use it, e.g.
-    /// https://mcp.example.com/mcp. Tokens must name it in `aud`; it is
-    /// never guessed from the Host header.
-    #[arg(long, value_name = "URL")]
-    pub auth_resource: Option<String>,
-
-    /// With --auth-issuer: the scopes to advertise in the resource
-    /// metadata (scopes_supported). Comma-separated or repeated.
-    #[arg(long, value_name = "SCOPE", value_delimiter = ',')]
-    pub auth_scopes: Vec<String>,
+    /// Who may call over --http, and the record of who did.
+    #[command(flatten)]
+    pub access: AccessArgs,
 
     /// With --http: sessions that may exist at once. When all are taken, a
     /// new session closes the one idle the longest; if every session is

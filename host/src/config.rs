@@ -53,11 +53,12 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, anyhow};
 use serde::Deserialize;
 
-use crate::approval::{ApprovalRule, ApprovalRules};
+use crate::approval::ApprovalRules;
 use crate::auth::AuthSettings;
 use crate::cli::ServeArgs;
 use crate::limits::CallLimits;
-use crate::sandbox::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
+use crate::sandbox::grants::{EnvGrant, Grants};
+use component::{ComponentTable, component};
 use text::{line_of, located};
 
 /// The file as written.
@@ -109,53 +110,6 @@ struct ServerTable {
     #[serde(default, deserialize_with = "text::duration")]
     watch_tag_interval: Option<Duration>,
     auth: Option<auth::AuthTable>,
-}
-
-/// `[defaults]` and each `[[component]]`: what one component gets.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ComponentTable {
-    /// Only in `[[component]]`: the component file.
-    path: Option<PathBuf>,
-    /// Only in `[[component]]`, instead of `path`: `oci://REGISTRY/REPOSITORY:TAG`.
-    oci: Option<String>,
-    /// The cosign public key its signature must verify with (relative to the file).
-    require_signature: Option<PathBuf>,
-    #[serde(default, deserialize_with = "text::parsed_list")]
-    dirs: Option<Vec<DirGrant>>,
-    #[serde(default, deserialize_with = "text::parsed_list")]
-    env: Option<Vec<EnvGrant>>,
-    #[serde(default, deserialize_with = "text::parsed_list")]
-    allow_hosts: Option<Vec<HostGrant>>,
-    allow_private_addresses: Option<bool>,
-    fuel: Option<u64>,
-    #[serde(default, deserialize_with = "text::duration")]
-    timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_memory: Option<usize>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_output: Option<usize>,
-    max_content_blocks: Option<usize>,
-    max_handles: Option<usize>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_log_record: Option<usize>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_question: Option<usize>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_answer: Option<usize>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_notification_bytes: Option<usize>,
-    #[serde(default, deserialize_with = "text::bytes")]
-    max_guest_output: Option<usize>,
-    #[serde(default, deserialize_with = "text::duration")]
-    cancel_grace: Option<Duration>,
-    #[serde(default, deserialize_with = "text::duration")]
-    cleanup_timeout: Option<Duration>,
-    cleanup_fuel: Option<u64>,
-    #[serde(default, deserialize_with = "text::parsed_list")]
-    require_approval: Option<Vec<ApprovalRule>>,
-    #[serde(default, deserialize_with = "text::parsed_list")]
-    no_approval: Option<Vec<ApprovalRule>>,
 }
 
 /// What the whole server runs with.
@@ -339,81 +293,8 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
     Ok(Settings { server, components })
 }
 
-/// One component's settings: command line, then its table, then `[defaults]`.
-#[allow(clippy::too_many_arguments)]
-fn component(
-    args: &ServeArgs,
-    env_files: &[EnvGrant],
-    given: &dyn Fn(&str) -> bool,
-    path: PathBuf,
-    origin: Option<String>,
-    own: &ComponentTable,
-    defaults: &ComponentTable,
-    base: &Path,
-) -> ComponentSettings {
-    macro_rules! pick {
-        ($field:ident) => {
-            if given(stringify!($field)) {
-                args.$field.clone()
-            } else {
-                own.$field.clone().or_else(|| defaults.$field.clone()).unwrap_or_else(|| args.$field.clone())
-            }
-        };
-    }
-    // Directories in the file are relative to the file.
-    let in_file = |dirs: Vec<DirGrant>| -> Vec<DirGrant> {
-        dirs.into_iter().map(|dir| DirGrant { host: base.join(&dir.host), ..dir }).collect()
-    };
-    let dirs = if given("dirs") {
-        args.dirs.clone()
-    } else {
-        own.dirs.clone().or_else(|| defaults.dirs.clone()).map(in_file).unwrap_or_else(|| args.dirs.clone())
-    };
-    let fuel = pick!(fuel);
-    let mut env = pick!(env);
-    env.extend(env_files.iter().cloned());
-    // A key named in the file is relative to the file.
-    let signature_key = if given("require_signature") {
-        args.require_signature.clone()
-    } else {
-        own.require_signature
-            .clone()
-            .or_else(|| defaults.require_signature.clone())
-            .map(|key| base.join(key))
-            .or_else(|| args.require_signature.clone())
-    };
-    let oci = path.to_str().filter(|text| text.starts_with("oci://")).map(String::from);
-    ComponentSettings {
-        path,
-        oci,
-        signature_key,
-        origin,
-        grants: Grants::new(
-            dirs,
-            env,
-            HostGrants::new(pick!(allow_hosts)).with_private_addresses(pick!(allow_private_addresses)),
-        ),
-        limits: CallLimits {
-            fuel: (fuel > 0).then_some(fuel),
-            timeout: pick!(timeout),
-            max_memory: pick!(max_memory),
-            cancel_grace: pick!(cancel_grace),
-            cleanup_fuel: pick!(cleanup_fuel),
-            cleanup_timeout: pick!(cleanup_timeout),
-            max_output: pick!(max_output),
-            max_content_blocks: pick!(max_content_blocks),
-            max_handles: pick!(max_handles),
-            max_log_record: pick!(max_log_record),
-            max_question: pick!(max_question),
-            max_answer: pick!(max_answer),
-            max_notification_bytes: pick!(max_notification_bytes),
-            max_guest_output: pick!(max_guest_output),
-        },
-        approvals: ApprovalRules { require: pick!(require_approval), no_approval: pick!(no_approval) },
-    }
-}
-
 mod auth;
+mod component;
 #[cfg(test)]
 mod tests;
 mod text;

@@ -23,10 +23,10 @@ pub(super) fn resolve(
     given: &dyn Fn(&str) -> bool,
 ) -> Result<Option<AuthSettings>> {
     let table = table.cloned().unwrap_or_default();
-    let issuer = args.auth_issuer.clone().or(table.issuer);
-    let resource = args.auth_resource.clone().or(table.resource);
+    let issuer = args.access.auth_issuer.clone().or(table.issuer);
+    let resource = args.access.auth_resource.clone().or(table.resource);
     let scopes =
-        if given("auth_scopes") { args.auth_scopes.clone() } else { table.scopes.unwrap_or_default() };
+        if given("auth_scopes") { args.access.auth_scopes.clone() } else { table.scopes.unwrap_or_default() };
     match (issuer, resource) {
         (None, None) if scopes.is_empty() => Ok(None),
         (None, _) => anyhow::bail!(
