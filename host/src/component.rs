@@ -15,6 +15,7 @@ use wasmtime::component::{Component, Linker};
 
 use crate::approval::ApprovalRules;
 use crate::ask::CallChannel;
+use crate::auth::ToolScopes;
 use crate::cache::CacheOutcome;
 use crate::cancellation::CallCancellation;
 use crate::contract::types::{Annotations, ToolInfo};
@@ -59,6 +60,8 @@ pub struct ToolComponent {
     pub limits: CallLimits,
     /// Which of its tools need the user's approval.
     pub approvals: ApprovalRules,
+    /// The scopes its tools need (with `--auth-issuer`).
+    pub scopes: ToolScopes,
     /// Set while it runs baseline code, until [`crate::tiering`] swaps in
     /// optimized code.
     pub baseline: Option<BaselineCode>,
@@ -205,6 +208,7 @@ impl ToolComponent {
             grants: Grants::default(),
             limits: CallLimits::default(),
             approvals: ApprovalRules::default(),
+            scopes: ToolScopes::default(),
             baseline: (compiled.tier == Tier::Baseline).then(|| BaselineCode::new(bytes)),
             ahead: Ahead::default(),
             behind: Behind::default(),
@@ -223,6 +227,7 @@ impl ToolComponent {
             grants: self.grants.clone(),
             limits: self.limits.clone(),
             approvals: self.approvals.clone(),
+            scopes: self.scopes.clone(),
             baseline: None,
             ahead: Ahead::default(),
             behind: Behind::default(),

@@ -17,7 +17,9 @@
 //! [server.auth]                 # with --http: as --auth-issuer, --auth-resource, --auth-scopes
 //! issuer = "https://login.example.com/realms/tools"
 //! resource = "https://mcp.example.com/mcp"
-//! scopes = ["tools:call"]
+//! scopes = ["tools:call"]      # advertised besides the tools' own
+//! max_calls_per_principal = 32  # as --max-calls-per-principal
+//! max_paused_per_principal = 4  # as --max-paused-per-principal
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -30,6 +32,8 @@
 //! allow_hosts = ["api.example.com:443"]   # outgoing HTTP, as --allow-host
 //! allow_private_addresses = false         # as --allow-private-addresses
 //! require_approval = ["destructive"]
+//! required_scopes = ["files"]             # with --auth-issuer: every tool needs these
+//! tool_scopes = { delete_file = ["files:write"] }   # and this tool this too
 //!
 //! [[component]]
 //! path = "tools/search.wasm"
@@ -54,7 +58,7 @@ use anyhow::{Context as _, Result, anyhow};
 use serde::Deserialize;
 
 use crate::approval::ApprovalRules;
-use crate::auth::AuthSettings;
+use crate::auth::{AuthSettings, ToolScopes};
 use crate::cli::ServeArgs;
 use crate::limits::CallLimits;
 use crate::sandbox::grants::{EnvGrant, Grants};
@@ -179,6 +183,8 @@ pub struct ComponentSettings {
     pub limits: CallLimits,
     /// Its approval rules.
     pub approvals: ApprovalRules,
+    /// The scopes its tools need (with `--auth-issuer`).
+    pub scopes: ToolScopes,
 }
 
 /// The command line and the config file, merged.
@@ -290,6 +296,8 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
             &base,
         ));
     }
+    let mut server = server;
+    auth::add_tool_scopes(server.auth.as_mut(), &components);
     Ok(Settings { server, components })
 }
 

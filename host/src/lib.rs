@@ -165,6 +165,7 @@ pub(crate) fn build_server(
         max_questions: server.max_questions,
         approval_timeout: server.approval_timeout,
         paused_slots: Arc::new(tokio::sync::Semaphore::new(server.max_paused as usize)),
+        paused_share: None,
     };
     let state_keys = match &server.state_key_file {
         Some(path) => {
@@ -178,7 +179,8 @@ pub(crate) fn build_server(
         }
         None => None,
     };
-    let server = ToolServer::loading(runner, ask_policy, state_keys, server.watch)?;
+    let fairness = server.auth.as_ref().map(auth::Fairness::new);
+    let server = ToolServer::loading(runner, ask_policy, state_keys, server.watch, fairness)?;
     Ok((server, loader))
 }
 

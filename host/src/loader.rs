@@ -36,6 +36,7 @@ impl Loader {
         component.grants = settings.grants.clone();
         component.limits = settings.limits.clone();
         component.approvals = settings.approvals.clone();
+        component.scopes = settings.scopes.clone();
         Ok(component)
     }
 

@@ -12,8 +12,10 @@
 //!
 //! What makes an answer unable to approve anything but its own call: the
 //! seal's associated data binds the state to the tool, a digest of the
-//! arguments, the MCP session (if any) and the client's `Authorization`
-//! header (if any), so a state presented with another tool, other
+//! arguments, the MCP session (if any) and the client — with
+//! `--auth-issuer` its principal (the token's issuer and subject, so a
+//! refreshed token still continues the call), else its `Authorization`
+//! header (if any) — so a state presented with another tool, other
 //! arguments or by another client fails verification. It is not stored in
 //! the token: a client cannot edit it, only fail with it.
 //!
@@ -96,13 +98,14 @@ pub struct Binding {
 
 impl Binding {
     /// The binding of a call of `tool` with `arguments`, made in `session`
-    /// by the holder of `authorization` (the HTTP header), either absent.
-    pub fn new(tool: &str, arguments: &Value, session: Option<&str>, authorization: Option<&[u8]>) -> Self {
+    /// by `client` (who the caller is: its principal with `--auth-issuer`,
+    /// else its `Authorization` header), either absent.
+    pub fn new(tool: &str, arguments: &Value, session: Option<&str>, client: Option<&[u8]>) -> Self {
         Binding {
             tool: tool.to_owned(),
             arguments: digest(arguments),
             session: session.unwrap_or_default().to_owned(),
-            principal: authorization.map(hex_sha256).unwrap_or_default(),
+            principal: client.map(hex_sha256).unwrap_or_default(),
         }
     }
 

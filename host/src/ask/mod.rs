@@ -28,6 +28,7 @@
 #![allow(deprecated)]
 
 mod answer;
+mod client_asks;
 mod log_filter;
 mod notify;
 mod question;
@@ -57,6 +58,7 @@ pub use notify::Notifier;
 pub use question::{AskError, Question, form_params};
 pub use replay::AnswerBook;
 
+use client_asks::ClientAsks;
 use notify::{Note, RateLimit};
 
 /// The longest logger name a log record keeps.
@@ -97,6 +99,9 @@ pub struct AskPolicy {
     pub approval_timeout: Duration,
     /// One permit per call allowed to wait for the user at once (`--max-paused`).
     pub paused_slots: Arc<Semaphore>,
+    /// With `--auth-issuer`: the caller's share of them
+    /// (`--max-paused-per-principal`), set per call.
+    pub paused_share: Option<Arc<Semaphore>>,
 }
 
 impl AskPolicy {
@@ -107,6 +112,7 @@ impl AskPolicy {
             max_questions: 0,
             approval_timeout: Duration::ZERO,
             paused_slots: Arc::new(Semaphore::new(0)),
+            paused_share: None,
         }
     }
 }
@@ -198,28 +204,6 @@ pub struct CallChannel {
     caps: PayloadCaps,
     /// Bytes of notifications queued so far, against `caps.notification_bytes`.
     notified_bytes: usize,
-}
-
-/// What a client declared it can be asked: elicitation by form or by URL,
-/// and sampling.
-#[derive(Clone, Copy, Debug, Default)]
-struct ClientAsks {
-    form: bool,
-    url: bool,
-    sampling: bool,
-}
-
-impl From<Option<&ClientCapabilities>> for ClientAsks {
-    fn from(capabilities: Option<&ClientCapabilities>) -> Self {
-        let Some(capabilities) = capabilities else { return ClientAsks::default() };
-        let sampling = capabilities.sampling.is_some();
-        let Some(elicitation) = &capabilities.elicitation else {
-            return ClientAsks { sampling, ..ClientAsks::default() };
-        };
-        // A client that names neither mode supports forms (2025-06-18 style).
-        let neither = elicitation.form.is_none() && elicitation.url.is_none();
-        ClientAsks { form: neither || elicitation.form.is_some(), url: elicitation.url.is_some(), sampling }
-    }
 }
 
 impl CallChannel {

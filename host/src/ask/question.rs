@@ -47,9 +47,10 @@ pub enum AskError {
     /// The call has asked its `--max-questions` already.
     #[error("this call already asked the client {0} questions, the most one call may ask (--max-questions)")]
     TooMany(u32),
-    /// `--max-paused` calls are already waiting for the user.
-    #[error("too many calls are already waiting for the user (--max-paused)")]
-    TooManyPaused,
+    /// `--max-paused` calls (or the caller's `--max-paused-per-principal`)
+    /// are already waiting for the user; the flag is named.
+    #[error("too many calls are already waiting for the user ({0})")]
+    TooManyPaused(&'static str),
     /// The question is larger than `--max-question`.
     #[error("the question is {}, larger than the limit of {} (--max-question); it was not sent", HumanBytes(*.size), HumanBytes(*.limit))]
     TooLarge {
@@ -344,11 +345,21 @@ impl CallChannel {
         matches!(&self.delivery, Delivery::Rounds(rounds) if rounds.handed_off.is_cancelled())
     }
 
-    /// A slot among the `--max-paused` calls that may wait for the user.
-    fn pause_slot(&self) -> Result<(OwnedSemaphorePermit, Live), AskError> {
+    /// A slot among the `--max-paused` calls that may wait for the user,
+    /// and one of the caller's share of them.
+    fn pause_slot(&self) -> Result<(Option<OwnedSemaphorePermit>, OwnedSemaphorePermit, Live), AskError> {
+        let share = match &self.policy.paused_share {
+            Some(share) => Some(
+                share
+                    .clone()
+                    .try_acquire_owned()
+                    .map_err(|_| AskError::TooManyPaused("--max-paused-per-principal"))?,
+            ),
+            None => None,
+        };
         match self.policy.paused_slots.clone().try_acquire_owned() {
-            Ok(permit) => Ok((permit, self.stats.paused())),
-            Err(_) => Err(AskError::TooManyPaused),
+            Ok(permit) => Ok((share, permit, self.stats.paused())),
+            Err(_) => Err(AskError::TooManyPaused("--max-paused")),
         }
     }
 }

@@ -38,6 +38,34 @@ impl<'a> Challenge<'a> {
     }
 }
 
+impl Challenge<'_> {
+    /// `403 insufficient_scope`: the token is good but lacks `lacking`.
+    /// The challenge's `scope` is every scope to ask for in the step-up —
+    /// those the token has and those it lacks — so the new token loses none.
+    pub(super) fn insufficient_scope(
+        &self,
+        tool: &str,
+        lacking: &[&str],
+        granted: &[String],
+    ) -> Response<Full<Bytes>> {
+        let mut wanted: Vec<&str> =
+            granted.iter().map(String::as_str).chain(lacking.iter().copied()).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let lacking = lacking.join(" ");
+        // The tool name is checked at load (no quotes or controls in it).
+        let description = format!("tool {tool} needs scope {lacking}");
+        let header = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", \
+             error_description=\"{description}\"",
+            wanted.join(" "),
+            self.metadata_url
+        );
+        let message = format!("Forbidden: {description}; get a token with it (step up) and call again\n");
+        answer(StatusCode::FORBIDDEN, header, message)
+    }
+}
+
 fn answer(status: StatusCode, challenge: String, message: String) -> Response<Full<Bytes>> {
     Response::builder()
         .status(status)

@@ -37,8 +37,11 @@ impl Metadata {
             "authorization_servers": [settings.issuer],
             "bearer_methods_supported": ["header"],
         });
-        if !settings.scopes.is_empty() {
-            document["scopes_supported"] = json!(settings.scopes);
+        let mut supported: Vec<&String> = settings.scopes.iter().chain(&settings.tool_scopes).collect();
+        supported.sort_unstable();
+        supported.dedup();
+        if !supported.is_empty() {
+            document["scopes_supported"] = json!(supported);
         }
         let body = Bytes::from(serde_json::to_vec_pretty(&document)?);
         Ok(Metadata { url, paths: [WELL_KNOWN.to_string(), suffixed], body })

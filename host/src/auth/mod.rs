@@ -15,9 +15,11 @@
 //! guest sees. Only the principal does.
 
 mod challenge;
+mod fairness;
 mod issuer;
 mod keys;
 mod metadata;
+mod scopes;
 mod token;
 
 use anyhow::{Context as _, Result, bail};
@@ -26,8 +28,10 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use reqwest::Url;
 
+pub use fairness::Fairness;
 use keys::{KeyCache, KeyError};
 use metadata::Metadata;
+pub use scopes::{ToolScope, ToolScopes, by_tool as scopes_by_tool, missing as missing_scopes};
 
 /// `--auth-issuer`, `--auth-resource`, `--auth-scopes` (or `[server.auth]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,8 +40,16 @@ pub struct AuthSettings {
     pub issuer: String,
     /// This server's URL as clients use it (the tokens' audience).
     pub resource: String,
-    /// The scopes to advertise (`scopes_supported`).
+    /// The scopes to advertise (`scopes_supported`), and to ask for in a
+    /// `401` challenge.
     pub scopes: Vec<String>,
+    /// The scopes tools need besides, advertised too (`required_scopes`,
+    /// `--tool-scope`).
+    pub tool_scopes: Vec<String>,
+    /// Calls one principal may have at once (`--max-calls-per-principal`).
+    pub max_calls_per_principal: u32,
+    /// Calls one principal may have waiting for the user at once.
+    pub max_paused_per_principal: u32,
 }
 
 impl AuthSettings {
@@ -56,12 +68,19 @@ impl AuthSettings {
         if !matches!(resource_url.scheme(), "https" | "http") || resource_url.fragment().is_some() {
             bail!("--auth-resource {resource:?} must be an http(s) URL without a fragment (RFC 8707)");
         }
-        if let Some(bad) = scopes.iter().find(|scope| scope.is_empty() || !scope.chars().all(is_scope_char)) {
+        if let Some(bad) = scopes.iter().find(|scope| !scopes::is_scope(scope)) {
             bail!(
                 "--auth-scopes: {bad:?} is not a scope (RFC 6749: printable ASCII, no spaces, quotes or \\)"
             );
         }
-        Ok(AuthSettings { issuer, resource, scopes })
+        Ok(AuthSettings {
+            issuer,
+            resource,
+            scopes,
+            tool_scopes: Vec::new(),
+            max_calls_per_principal: 32,
+            max_paused_per_principal: 4,
+        })
     }
 }
 
@@ -154,6 +173,17 @@ impl Gate {
                 "the token cannot be checked now: the authorization server's keys are unavailable",
             )))),
         }
+    }
+
+    /// The `403 insufficient_scope` answer for a call of `tool`, which
+    /// needs `needed`, by `principal`, if its token lacks one of them.
+    pub fn forbid(&self, principal: &Principal, tool: &str, needed: &[String]) -> Option<Refusal> {
+        let lacking = missing_scopes(needed, &principal.scopes);
+        if lacking.is_empty() {
+            return None;
+        }
+        let challenge = challenge::Challenge::new(self.metadata.url(), &self.settings.scopes);
+        Some(challenge.insufficient_scope(tool, &lacking, &principal.scopes))
     }
 
     /// The token's principal, once its signature and claims check out.

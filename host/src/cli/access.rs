@@ -4,6 +4,8 @@
 
 use clap::Args;
 
+use crate::auth::ToolScope;
+
 /// The access flags of `serve` (flattened into [`super::ServeArgs`]; clap
 /// ids are the field names, as `--config` merging expects).
 #[derive(Debug, Default, Args)]
@@ -25,4 +27,30 @@ pub struct AccessArgs {
     /// metadata (scopes_supported). Comma-separated or repeated.
     #[arg(long, value_name = "SCOPE", value_delimiter = ',')]
     pub auth_scopes: Vec<String>,
+
+    /// With --auth-issuer: scopes every tool of the --component files
+    /// needs (a `[[component]]` says its own with `required_scopes`). A
+    /// caller whose token lacks one does not see the tool in tools/list,
+    /// and its call is answered 403 insufficient_scope naming the scopes
+    /// to step up to. Comma-separated or repeated.
+    #[arg(long, value_name = "SCOPE", value_delimiter = ',')]
+    pub required_scopes: Vec<String>,
+
+    /// With --auth-issuer: one more scope one tool needs, e.g.
+    /// `delete_file=files:write`. Repeatable (a `[[component]]` says its
+    /// own with `tool_scopes = { delete_file = ["files:write"] }`).
+    #[arg(long = "tool-scope", value_name = "TOOL=SCOPE")]
+    pub tool_scopes: Vec<ToolScope>,
+
+    /// With --auth-issuer: calls one caller (the token's issuer and
+    /// subject) may have running or waiting at once; one more is refused
+    /// with an error naming this flag, so no caller takes every
+    /// --max-concurrent-calls slot from the others.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_calls_per_principal: u32,
+
+    /// With --auth-issuer: calls one caller may have waiting for the user
+    /// at once (its share of --max-paused); one more is declined at once.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_paused_per_principal: u32,
 }

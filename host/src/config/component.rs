@@ -1,6 +1,7 @@
 //! One component's settings, merged: the command line, then its
 //! `[[component]]` table, then `[defaults]`, then the flag's default.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use serde::Deserialize;
 
 use super::{ComponentSettings, text};
 use crate::approval::{ApprovalRule, ApprovalRules};
+use crate::auth::{ToolScopes, scopes_by_tool};
 use crate::cli::ServeArgs;
 use crate::limits::CallLimits;
 use crate::sandbox::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
@@ -57,6 +59,10 @@ pub(super) struct ComponentTable {
     pub(super) require_approval: Option<Vec<ApprovalRule>>,
     #[serde(default, deserialize_with = "text::parsed_list")]
     pub(super) no_approval: Option<Vec<ApprovalRule>>,
+    /// With `--auth-issuer`: scopes every tool of the component needs.
+    pub(super) required_scopes: Option<Vec<String>>,
+    /// With `--auth-issuer`: scopes single tools need besides.
+    pub(super) tool_scopes: Option<BTreeMap<String, Vec<String>>>,
 }
 
 /// One component's settings: command line, then its table, then `[defaults]`.
@@ -102,6 +108,25 @@ pub(super) fn component(
             .map(|key| base.join(key))
             .or_else(|| args.require_signature.clone())
     };
+    let access = &args.access;
+    let scopes = ToolScopes {
+        every_tool: if given("required_scopes") {
+            access.required_scopes.clone()
+        } else {
+            own.required_scopes
+                .clone()
+                .or_else(|| defaults.required_scopes.clone())
+                .unwrap_or_else(|| access.required_scopes.clone())
+        },
+        per_tool: if given("tool_scopes") {
+            scopes_by_tool(&access.tool_scopes)
+        } else {
+            own.tool_scopes
+                .clone()
+                .or_else(|| defaults.tool_scopes.clone())
+                .unwrap_or_else(|| scopes_by_tool(&access.tool_scopes))
+        },
+    };
     let oci = path.to_str().filter(|text| text.starts_with("oci://")).map(String::from);
     ComponentSettings {
         path,
@@ -130,5 +155,6 @@ pub(super) fn component(
             max_guest_output: pick!(max_guest_output),
         },
         approvals: ApprovalRules { require: pick!(require_approval), no_approval: pick!(no_approval) },
+        scopes,
     }
 }

@@ -11,7 +11,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::{ToolServer, mode, status};
+use super::{ToolServer, access, mode, status};
 use crate::log_text::escaped;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
@@ -81,7 +81,8 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        Ok(ListToolsResult::with_all_items(tools.listed().to_vec()))
+        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+        Ok(ListToolsResult::with_all_items(tools.listed_for(granted)))
     }
 
     async fn call_tool(
@@ -91,12 +92,18 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, McpError> {
         // The id is the client's: escaped and cut like any outside text.
         let span = tracing::info_span!("tools/call", request = %escaped(context.id.to_string()));
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        if let Some(needed) = tools.scopes_of(&request.name) {
+            // New calls and follow-ups alike (the HTTP layer answered 403
+            // already where it could).
+            access::check_scopes(&request.name, &needed, &context)?;
+        }
         if let Some(state) = request.request_state.take() {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
             return mode::rounds::resume(self, &state, request, &context, span).await;
         }
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let plan = tools.plan(request, &self.caller.shared.runner).await?;
+        let mut plan = tools.plan(request, &self.caller.shared.runner).await?;
+        plan.share = access::share(self.caller.shared.fairness.as_ref(), &context)?;
         if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
             return Ok(mode::task::start(self, plan, &context, span));
         }
@@ -111,7 +118,9 @@ impl ServerHandler for ToolServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        Ok(GetTaskResult::new(self.calls(&context).tasks.get_task(&request.task_id)?))
+        let calls = self.calls(&context);
+        calls.owners.check(&request.task_id, &context)?;
+        Ok(GetTaskResult::new(calls.tasks.get_task(&request.task_id)?))
     }
 
     async fn update_task(
@@ -119,7 +128,9 @@ impl ServerHandler for ToolServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.calls(&context).tasks.update_task(&request.task_id, request.input_responses)
+        let calls = self.calls(&context);
+        calls.owners.check(&request.task_id, &context)?;
+        calls.tasks.update_task(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
@@ -128,7 +139,9 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         // The task's run watches for this and stops the call the usual way.
-        self.calls(&context).tasks.cancel_task(&request.task_id)?;
+        let calls = self.calls(&context);
+        calls.owners.check(&request.task_id, &context)?;
+        calls.tasks.cancel_task(&request.task_id)?;
         self.caller.shared.runner.interrupt_guests();
         Ok(())
     }

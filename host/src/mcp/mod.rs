@@ -16,7 +16,10 @@
 //! Tasks and paused calls belong to the session that started them
 //! ([`SessionCalls`]): a task id or `requestState` from another session is
 //! unknown there, and when a session ends, what it still runs is stopped.
+//! With `--auth-issuer`, [`access`] also binds them to the caller, and
+//! checks its scopes and its share of calls.
 
+mod access;
 mod handler;
 mod loading;
 mod mode;
@@ -33,6 +36,7 @@ use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData as McpError, RoleServer};
 
 use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
+use crate::auth::Fairness;
 use crate::call::{CallRunner, CallSignals};
 use crate::component::ToolComponent;
 use crate::request_state::StateKeys;
@@ -77,11 +81,13 @@ struct Shared {
     /// With `--state-key-file`: the keys that seal paused calls' state
     /// (protocol 2026-07-28), so no call is parked here.
     state_keys: Option<Arc<StateKeys>>,
+    /// With `--auth-issuer`: each caller's share of calls and pauses.
+    fairness: Option<Fairness>,
     /// Tasks and paused calls of requests that come in no session:
     /// 2026-07-28 over HTTP is stateless, so a request there cannot be tied
     /// to the one that started a call. Their ids (task ids, `requestState`)
-    /// are random UUIDs handed only to that client, and act as bearer
-    /// tokens: whoever presents one may use it.
+    /// are random UUIDs handed only to that client; without auth they act
+    /// as bearer tokens, with auth only their caller may use them.
     sessionless: Arc<SessionCalls>,
 }
 
@@ -92,11 +98,17 @@ struct Shared {
 struct SessionCalls {
     tasks: TaskManager,
     paused: Arc<PausedCalls>,
+    /// Who started each task (with `--auth-issuer`).
+    owners: access::Owners,
 }
 
 impl SessionCalls {
     fn new(stats: Arc<Stats>) -> Arc<Self> {
-        Arc::new(SessionCalls { tasks: TaskManager::new(), paused: PausedCalls::new(stats) })
+        Arc::new(SessionCalls {
+            tasks: TaskManager::new(),
+            paused: PausedCalls::new(stats),
+            owners: access::Owners::default(),
+        })
     }
 }
 
@@ -118,6 +130,7 @@ impl ToolServer {
         ask_policy: AskPolicy,
         state_keys: Option<StateKeys>,
         list_changes: bool,
+        fairness: Option<Fairness>,
     ) -> Result<Self> {
         let stats = runner.stats().clone();
         let shared = Shared {
@@ -127,6 +140,7 @@ impl ToolServer {
             runner,
             ask_policy,
             state_keys: state_keys.map(Arc::new),
+            fairness,
             sessionless: SessionCalls::new(stats.clone()),
         };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
@@ -182,6 +196,11 @@ impl ToolServer {
     /// What runs the calls (its engine and guest threads load components too).
     pub(crate) fn runner(&self) -> &CallRunner {
         &self.caller.shared.runner
+    }
+
+    /// The scopes tool `name` needs now, if it is one.
+    pub(crate) fn scopes_of(&self, name: &str) -> Option<Arc<[String]>> {
+        self.caller.shared.tools().scopes_of(name)
     }
 
     /// Every tool, as listed to clients now.
@@ -286,6 +305,10 @@ impl Caller {
         progress_token: Option<ProgressToken>,
     ) -> Box<CallChannel> {
         let identity = CallIdentity { tool: plan.spec().name.clone(), pre_approved: plan.route.pre_approved };
+        let mut policy = self.shared.ask_policy.clone();
+        if let (Some(fairness), Some(caller)) = (&self.shared.fairness, access::caller(context)) {
+            policy.paused_share = Some(fairness.paused.of(&caller.key()));
+        }
         Box::new(CallChannel::new(
             context.peer.clone(),
             context.client_capabilities(),
@@ -293,7 +316,7 @@ impl Caller {
             identity,
             progress_token,
             self.log_filter.clone(),
-            self.shared.ask_policy.clone(),
+            policy,
             self.shared.runner.stats().clone(),
         ))
     }

@@ -39,6 +39,8 @@ pub(super) struct Route {
     /// The user approved the tool up front (`--no-approval`): its mid-call
     /// approval requests are granted without asking.
     pub(super) pre_approved: bool,
+    /// The scopes a caller's token needs for it (with `--auth-issuer`).
+    pub(super) scopes: Arc<[String]>,
 }
 
 /// A routed call whose arguments passed the tool's input schema, ready to
@@ -47,6 +49,9 @@ pub(super) struct Route {
 pub(super) struct CallPlan {
     pub(super) route: Route,
     pub(super) arguments: Value,
+    /// With `--auth-issuer`: the caller's slot among its share of calls,
+    /// held as long as any part of the call is (the plan goes with it).
+    pub(super) share: Option<Arc<tokio::sync::OwnedSemaphorePermit>>,
 }
 
 impl CallPlan {
@@ -88,6 +93,7 @@ impl Tools {
                     index,
                     needs_approval: decision.needs_approval,
                     pre_approved: decision.pre_approved,
+                    scopes: component.scopes.for_tool(&spec.name).into(),
                 };
                 routes.insert(spec.name.clone(), route);
             }
@@ -98,6 +104,11 @@ impl Tools {
                 .approvals
                 .validate(routes.keys().map(String::as_str))
                 .with_context(|| format!("approval rules for {}", route.component.path.display()))?;
+            route
+                .component
+                .scopes
+                .validate(routes.keys().map(String::as_str))
+                .with_context(|| format!("scopes for {}", route.component.path.display()))?;
         }
         Ok(Tools { components, routes, listed })
     }
@@ -126,6 +137,20 @@ impl Tools {
     /// Every tool, as listed to clients.
     pub(super) fn listed(&self) -> &[Tool] {
         &self.listed
+    }
+
+    /// The tools a caller granted `scopes` may call, as listed to it; every
+    /// tool for a caller with no token (stdio, or no `--auth-issuer`).
+    pub(super) fn listed_for(&self, scopes: Option<&[String]>) -> Vec<Tool> {
+        let Some(granted) = scopes else { return self.listed.clone() };
+        let reachable =
+            |tool: &Tool| self.routes.get(tool.name.as_ref()).is_some_and(|route| reachable(route, granted));
+        self.listed.iter().filter(|tool| reachable(tool)).cloned().collect()
+    }
+
+    /// The scopes `tool` needs, if it is one.
+    pub(super) fn scopes_of(&self, tool: &str) -> Option<Arc<[String]>> {
+        Some(self.routes.get(tool)?.scopes.clone())
     }
 
     /// Routes `request` to its tool and checks its arguments (bounded by
@@ -168,8 +193,13 @@ impl Tools {
         }
         // The check is done, so its thread no longer holds the arguments.
         let arguments = Arc::try_unwrap(arguments).unwrap_or_else(|shared| (*shared).clone());
-        Ok(CallPlan { route: route.clone(), arguments })
+        Ok(CallPlan { route: route.clone(), arguments, share: None })
     }
+}
+
+/// Whether a caller granted `granted` may call the tool at `route`.
+fn reachable(route: &Route, granted: &[String]) -> bool {
+    route.scopes.iter().all(|scope| granted.contains(scope))
 }
 
 /// A tool as `tools/list` shows it.

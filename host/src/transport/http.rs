@@ -31,6 +31,7 @@
 
 mod answers;
 mod bodies;
+mod callers;
 mod probes;
 mod sessions;
 
@@ -152,7 +153,7 @@ const ANSWER_FLUSH: Duration = Duration::from_millis(500);
 /// How often the connection cap may be logged at `warn`.
 const CAP_WARNING_EVERY: Duration = Duration::from_secs(10);
 
-type Body = BoxBody<Bytes, Infallible>;
+pub(super) type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<ToolServer, BoundedSessions>;
 
 /// Serves `server` at `http://ADDR/mcp` until `shutdown` fires, refusing
@@ -309,15 +310,12 @@ impl Handler {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp".into());
         }
         let (mut parts, body) = request.into_parts();
-        if let Some(gate) = &self.gate {
-            // Before the body is read: a request without a valid token
-            // takes nothing from the bodies' budget.
-            match gate.admit(&parts).await {
-                // For handlers, in the `http::request::Parts` rmcp hands them.
-                Ok(principal) => parts.extensions.insert(principal),
-                Err(refusal) => return closing(refusal.map(|body| body.boxed())),
-            };
-        }
+        // Before the body is read: a request without a valid token takes
+        // nothing from the bodies' budget.
+        let caller = match callers::admit(self.gate.as_ref(), &mut parts, &self.sessions).await {
+            Ok(caller) => caller,
+            Err(refusal) => return refusal,
+        };
         let answering = (parts.method == http::Method::POST).then(|| self.answers.enter());
         let declared = parts
             .headers
@@ -331,10 +329,17 @@ impl Handler {
         if let Some(refused) = self.refuse_while_draining(&body) {
             return refused;
         }
+        if let Some(forbidden) = caller.as_ref().and_then(|caller| caller.forbid(&self.tools, &body)) {
+            return forbidden;
+        }
+        let new_session = !parts.headers.contains_key(callers::SESSION);
         let request = Request::from_parts(parts, Full::new(body.clone()));
         let (response, refused) = watch_refusal(self.service.handle(request)).await;
         if refused {
             return busy_sessions(&body);
+        }
+        if let Some(caller) = caller.filter(|_| new_session) {
+            caller.own_new_session(&response, &self.sessions);
         }
         let response = held.charge_to(response);
         match answering {
@@ -344,7 +349,7 @@ impl Handler {
     }
 }
 
-fn plain(status: StatusCode, message: String) -> Response<Body> {
+pub(super) fn plain(status: StatusCode, message: String) -> Response<Body> {
     Response::builder()
         .status(status)
         .header(http::header::CONTENT_TYPE, "text/plain")
@@ -354,7 +359,7 @@ fn plain(status: StatusCode, message: String) -> Response<Body> {
 
 /// The response, with the connection closed after it (the rest of the
 /// request may still be on its way).
-fn closing(mut response: Response<Body>) -> Response<Body> {
+pub(super) fn closing(mut response: Response<Body>) -> Response<Body> {
     response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
     response
 }

@@ -39,7 +39,9 @@ pub(in crate::mcp) fn start(
     // any call's own bounds.
     let ttl = plan.route.component.limits.timeout + caller.shared.ask_policy.approval_timeout + TTL_MARGIN;
     let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);
-    let task = server.calls(context).tasks.spawn(options, move |task| {
+    let (tool, scopes) = (plan.spec().name.clone(), plan.route.scopes.clone());
+    let calls = server.calls(context);
+    let task = calls.tasks.spawn(options, move |task| {
         Box::pin(
             async move {
                 let signals = CallSignals::default();
@@ -68,5 +70,7 @@ pub(in crate::mcp) fn start(
             .instrument(span),
         )
     });
+    // Before the client learns the id: no request of its can come first.
+    calls.owners.claim(&task.task_id, &tool, scopes, context, &calls.tasks);
     CallToolResponse::Task(CreateTaskResult::new(task))
 }

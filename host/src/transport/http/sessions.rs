@@ -17,6 +17,10 @@
 //!   keep-alive is off: it ends a session whose call runs silently for too
 //!   long, which this does not.
 //!
+//! With `--auth-issuer`, a session belongs to the caller that made it:
+//! another caller's requests with its id are answered as for an unknown
+//! session (`404`).
+//!
 //! Closing a session ends its MCP server value, which stops the calls it
 //! still runs as tasks (see `server::SessionCalls`).
 
@@ -68,6 +72,9 @@ struct Activity {
     last: Instant,
     /// Requests being answered (their response streams are open).
     open: usize,
+    /// With `--auth-issuer`: [`crate::auth::Principal::key`] of the caller
+    /// that made the session, the only one whose requests may use it.
+    owner: Option<String>,
 }
 
 impl Table {
@@ -130,6 +137,21 @@ impl BoundedSessions {
     pub fn count(&self) -> usize {
         let table = self.table.lock().unwrap();
         table.sessions.len() + table.reserved
+    }
+
+    /// Binds the new session `id` to the caller `owner` that made it (done
+    /// before the client learns the id, from the `initialize` answer).
+    pub fn bind(&self, id: &str, owner: String) {
+        if let Some(activity) = self.table.lock().unwrap().sessions.get_mut(id) {
+            activity.owner = Some(owner);
+        }
+    }
+
+    /// Whether the caller `who` may use session `id`: not if another
+    /// caller made it. (An unknown id is left to rmcp, which answers 404.)
+    pub fn belongs(&self, id: &str, who: &str) -> bool {
+        let table = self.table.lock().unwrap();
+        table.sessions.get(id).and_then(|activity| activity.owner.as_deref()).is_none_or(|owner| owner == who)
     }
 
     /// Marks a request of `id` as being answered until the guard drops.
@@ -239,7 +261,7 @@ impl SessionManager for BoundedSessions {
         }
         let (id, transport) = self.inner.create_session().await?;
         // Busy until its `initialize` is answered, so no one evicts it first.
-        let activity = Activity { last: Instant::now(), open: 1 };
+        let activity = Activity { last: Instant::now(), open: 1, owner: None };
         self.table.lock().unwrap().sessions.insert(id.clone(), activity);
         Ok((id, transport))
     }

@@ -26,8 +26,8 @@ use tracing::Instrument as _;
 
 use crate::ask::{AnswerBook, Delivery, Pause, RoundTrips};
 use crate::call::CallSignals;
-use crate::mcp::ToolServer;
 use crate::mcp::tools::CallPlan;
+use crate::mcp::{ToolServer, access};
 
 pub(in crate::mcp) use parked::PausedCalls;
 
@@ -60,12 +60,15 @@ pub(in crate::mcp) async fn resume(
     span: tracing::Span,
 ) -> Result<CallToolResponse, McpError> {
     if let Some(keys) = &server.caller.shared.state_keys {
-        let (plan, book) = sealed::reopen(server, keys, state, request, context).await?;
+        let (mut plan, book) = sealed::reopen(server, keys, state, request, context).await?;
+        // The call runs again here: it takes a slot of the caller's share.
+        plan.share = access::share(server.caller.shared.fairness.as_ref(), context)?;
         return launch(server, plan, context, span, book).await;
     }
     let responses = request.input_responses.take();
     let paused = &server.calls(context).paused;
-    paused.resume(state, &request.name, responses, &context.ct).instrument(span).await
+    let owner = access::caller(context).map(|principal| principal.key());
+    paused.resume(state, &request.name, owner.as_deref(), responses, &context.ct).instrument(span).await
 }
 
 /// Starts `plan` in a task of its own, `book` holding the answers it was
@@ -88,8 +91,14 @@ async fn launch(
         handed_off: signals.handed_off.clone(),
     };
     let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), context.meta.get_progress_token());
-    let execution =
-        Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone(), early: None };
+    let execution = Execution {
+        tool: plan.spec().name.clone(),
+        owner: access::caller(context).map(|principal| principal.key()),
+        pauses,
+        done,
+        signals: signals.clone(),
+        early: None,
+    };
     tokio::spawn(
         async move {
             let response = caller.execute(&plan, signals, channel).await;
@@ -108,6 +117,9 @@ async fn launch(
 struct Execution {
     /// The tool it runs, so a follow-up cannot resume it as another tool.
     tool: String,
+    /// With `--auth-issuer`: [`crate::auth::Principal::key`] of its caller,
+    /// the only one whose follow-up may resume it.
+    owner: Option<String>,
     /// Where the call's questions arrive.
     pauses: mpsc::UnboundedReceiver<Box<Pause>>,
     /// The call's response, once it has one.

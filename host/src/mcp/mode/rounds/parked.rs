@@ -163,17 +163,19 @@ impl PausedCalls {
     }
 
     /// Resumes the call paused under `id` with the client's `responses`,
-    /// and drives it on for `request`.
+    /// and drives it on for `request`; only `owner`, who started it, may.
     pub(super) async fn resume(
         self: &Arc<Self>,
         id: &str,
         tool: &str,
+        owner: Option<&str>,
         responses: Option<InputResponses>,
         request: &CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
         let lease = {
             let mut leases = self.leases.lock().unwrap();
-            match leases.by_id.get(id) {
+            // Another caller's paused call is answered as one never paused.
+            match leases.by_id.get(id).filter(|lease| lease.execution.owner.as_deref() == owner) {
                 Some(lease) if lease.execution.tool != tool => {
                     return Err(McpError::invalid_params(
                         format!("requestState belongs to a call of `{}`, not `{tool}`", lease.execution.tool),

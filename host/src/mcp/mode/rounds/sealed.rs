@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Execution, Step};
 use crate::ask::{AnswerBook, Pause};
-use crate::mcp::ToolServer;
 use crate::mcp::tools::CallPlan;
+use crate::mcp::{ToolServer, access};
 use crate::request_state::{Answered, Binding, Pending, StateKeys};
 use crate::stats::Stats;
 
@@ -114,10 +114,14 @@ pub(super) async fn reopen(
 }
 
 /// What a state of `plan`'s call is bound to: the tool, its arguments,
-/// and the client — its MCP session and `Authorization` header, if any.
+/// and the client — its MCP session, if any, and who it is: with
+/// `--auth-issuer` its principal (issuer and subject, so a refreshed token
+/// still continues the call), else its `Authorization` header, if any.
 fn binding(plan: &CallPlan, context: &RequestContext<RoleServer>) -> Binding {
     let headers = context.extensions.get::<http::request::Parts>().map(|request| &request.headers);
     let header = |name: &str| headers.and_then(|headers| headers.get(name)).map(|value| value.as_bytes());
     let session = header("mcp-session-id").map(String::from_utf8_lossy);
-    Binding::new(&plan.spec().name, &plan.arguments, session.as_deref(), header("authorization"))
+    let principal = access::caller(context).map(|principal| format!("principal {}", principal.key()));
+    let client = principal.as_ref().map(String::as_bytes).or_else(|| header("authorization"));
+    Binding::new(&plan.spec().name, &plan.arguments, session.as_deref(), client)
 }
