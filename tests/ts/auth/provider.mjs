@@ -4,10 +4,11 @@
 // (RFC 7591), requires PKCE, and serves the client-credentials grant.
 //
 // There is no person to log in or consent, so the test stands in for one:
-// every authorization logs in as the fixed account ACCOUNT (the login
-// interaction below finishes itself), and `loadExistingGrant` grants what
-// the request asks for, so no consent prompt is shown. Only resources the
-// test registered (`addResource`) get tokens, and only with the scopes
+// every authorization logs in as the fixed account ACCOUNT, and every
+// request is granted what it asks (`loadExistingGrant`, and the consent
+// page for native clients, which oidc-provider always asks): the
+// interaction pages below finish themselves. Only resources the test
+// registered (`addResource`) get tokens, and only with the scopes
 // registered for them.
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -27,6 +28,21 @@ export const SCOPES = ['tools:call'];
 
 /** Access tokens live this long (seconds): longer than any test. */
 const TOKEN_TTL = 300;
+
+/** A saved grant of everything an authorization request asks: its scopes
+ * as the provider's, and for each resource it names (the access token
+ * still carries only the scopes its resource server defines, see
+ * getResourceServerInfo). */
+async function grantAll(provider, clientId, accountId, params) {
+  const grant = new provider.Grant({ clientId, accountId });
+  const scope = typeof params.scope === 'string' ? params.scope : '';
+  grant.addOIDCScope(scope);
+  for (const resource of [params.resource].flat().filter(Boolean)) {
+    grant.addResourceScope(resource, scope);
+  }
+  await grant.save();
+  return grant;
+}
 
 /** A fresh private signing key as a JWK, with a key id. */
 function signingKey(kind, kid) {
@@ -90,20 +106,12 @@ export async function startProvider({ clients = [], scopes = SCOPES } = {}) {
     },
     pkce: { required: () => true },
     // Consent, auto-approved: a logged-in session gets a grant for what the
-    // request asks, both as the provider's scopes and for each resource
-    // (the access token still carries only the scopes its resource server
-    // defines, see getResourceServerInfo).
+    // request asks, so no consent prompt is shown (except where
+    // oidc-provider always asks, see `interact`).
     loadExistingGrant: async (ctx) => {
       const { client, params, session } = ctx.oidc;
       if (!session.accountId) return undefined;
-      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
-      const scope = typeof params.scope === 'string' ? params.scope : '';
-      grant.addOIDCScope(scope);
-      for (const resource of [params.resource].flat().filter(Boolean)) {
-        grant.addResourceScope(resource, scope);
-      }
-      await grant.save();
-      return grant;
+      return grantAll(ctx.oidc.provider, client.clientId, session.accountId, params);
     },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     ttl: {
@@ -122,15 +130,24 @@ export async function startProvider({ clients = [], scopes = SCOPES } = {}) {
     },
   });
 
-  // The login page, answered at once: the person at the keyboard is ACCOUNT.
-  async function login(req, res) {
+  // The login and consent pages, answered at once: the person at the
+  // keyboard is ACCOUNT and approves everything. Consent is asked only of
+  // native clients (oidc-provider always asks them; the Python SDK
+  // registers as one, `application_type: native`), since
+  // loadExistingGrant covers the rest.
+  async function interact(req, res) {
     try {
-      const details = await provider.interactionDetails(req, res);
-      if (details.prompt.name !== 'login') {
-        // loadExistingGrant grants everything, so only a login is expected.
-        throw new Error(`unexpected prompt ${details.prompt.name} (${details.prompt.reasons})`);
+      const { prompt, params, session } = await provider.interactionDetails(req, res);
+      let result;
+      if (prompt.name === 'login') {
+        result = { login: { accountId: ACCOUNT } };
+      } else if (prompt.name === 'consent') {
+        const grant = await grantAll(provider, params.client_id, session.accountId, params);
+        result = { consent: { grantId: grant.jti } };
+      } else {
+        throw new Error(`unexpected prompt ${prompt.name} (${prompt.reasons})`);
       }
-      await provider.interactionFinished(req, res, { login: { accountId: ACCOUNT } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
     } catch (error) {
       res.statusCode = 500;
       res.setHeader('content-type', 'text/plain');
@@ -142,7 +159,7 @@ export async function startProvider({ clients = [], scopes = SCOPES } = {}) {
   server.on('request', (req, res) => {
     const { pathname } = new URL(req.url, issuer);
     if (req.method === 'GET' && /^\/interaction\/[\w-]+$/.test(pathname)) {
-      login(req, res);
+      interact(req, res);
     } else {
       callback(req, res);
     }
