@@ -230,14 +230,18 @@ class Browser:
                     query = {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
                     if "code" not in query:
                         raise AssertionError(f"the provider refused: {query}")
-                    self._result = AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+                    self._result = AuthorizationCodeResult(
+                        code=query["code"], state=query.get("state"), iss=query.get("iss")
+                    )
                     return
                 if urlsplit(url)[:2] != origin:
                     raise AssertionError(f"authorization left the provider for {url}")
                 response = await http.get(url)
                 location = response.headers.get("location")
                 if not response.is_redirect or location is None:
-                    raise AssertionError(f"authorization stopped at {url} with {response.status_code}: {response.text[:500]}")
+                    raise AssertionError(
+                        f"authorization stopped at {url} with {response.status_code}: {response.text[:500]}"
+                    )
                 url = str(httpx2.URL(url).join(location))
         raise AssertionError("authorization took more than 10 redirects")
 

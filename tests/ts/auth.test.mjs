@@ -54,7 +54,7 @@ function transportFor(url, oauth) {
   return new StreamableHTTPClientTransport(new URL(url), { authProvider: oauth });
 }
 
-test('the TypeScript SDK client discovers the provider from the 401, registers, runs code + PKCE, and calls echo', async (t) => {
+test('the TypeScript SDK client finds the provider from the 401, registers, runs code + PKCE, calls echo', async (t) => {
   const provider = await startProvider();
   t.after(() => provider.close());
   const host = await startAuthHost({
@@ -67,7 +67,9 @@ test('the TypeScript SDK client discovers the provider from the 401, registers, 
   // Without a token: 401, and the challenge names the metadata.
   const refused = await initialize(host.url);
   assert.equal(refused.status, 401);
-  assert.match(refused.headers.get('www-authenticate'), /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
+  const metadataUrl = `${new URL(host.url).origin}/.well-known/oauth-protected-resource/mcp`;
+  assert.ok(refused.headers.get('www-authenticate').startsWith(`Bearer resource_metadata="${metadataUrl}"`),
+    refused.headers.get('www-authenticate'));
 
   // First connect: the SDK meets the 401, discovers, registers, and sends
   // the "browser" to the provider; the connect itself then fails, as it
@@ -104,7 +106,7 @@ test('the TypeScript SDK client discovers the provider from the 401, registers, 
   assert.equal(oauth.authorizations.length, 1, 'no second authorization was needed');
 });
 
-test("a token from the same provider for another resource (audience) is refused; one for the host's is served", async (t) => {
+test("a token for another resource (audience) is refused; the same client's token for the host is served", async (t) => {
   const robot = { id: 'robot', secret: 'robot-secret-that-is-long-enough-for-hs256' };
   const provider = await startProvider({
     clients: [{
@@ -140,7 +142,7 @@ test("a token from the same provider for another resource (audience) is refused;
   assert.equal(served.status, 200, await served.text());
 });
 
-// ─── Waiting on the lead's per-tool scopes (issue 24) ──────────────────────
+// ─── Waiting on the lead's per-tool scopes (issue 24) ─────────────────
 // Enable with MCP_TEST_TOOL_SCOPES=1 once the host has `--tool-scopes
 // TOOL=SCOPE` (a call of TOOL without SCOPE → 403 insufficient_scope naming
 // it), then delete this gate. If the flag has landed and the gate is still

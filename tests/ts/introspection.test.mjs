@@ -31,7 +31,7 @@ function initialize(url, token) {
   });
 }
 
-// ─── Waiting on the introspection merge (issue 24) ─────────────────────────
+// ─── Waiting on the introspection merge (issue 24) ────────────────────
 // Written against the flags the introspection work is adding:
 // --auth-introspection-url, --auth-client-id, --auth-client-secret-file.
 // Enable with MCP_TEST_INTROSPECTION=1 once the host has them (adjust the
@@ -42,7 +42,8 @@ test("opaque tokens from the SDK's example authorization server are checked by i
   skip: !introspection && !hostHasFlag('--auth-introspection-url')
     && 'waits for introspection (--auth-introspection-url, issue 24): set MCP_TEST_INTROSPECTION=1 to run',
 }, async (t) => {
-  assert.ok(introspection, 'the host has --auth-introspection-url now: remove the MCP_TEST_INTROSPECTION gate in introspection.test.mjs');
+  assert.ok(introspection,
+    'the host has --auth-introspection-url now: remove the MCP_TEST_INTROSPECTION gate in introspection.test.mjs');
   const server = await startExampleServer();
   t.after(() => server.close());
   const dir = mkdtempSync(join(tmpdir(), 'mcp-wasm-host-introspection-'));
@@ -78,7 +79,8 @@ test("opaque tokens from the SDK's example authorization server are checked by i
   const echo = await client.callTool({ name: 'echo', arguments: { text: 'introspected' } });
   assert.equal(echo.content[0].text, 'introspected');
   assert.ok(server.introspections.some((call) => call.active), 'the host asked /introspect');
-  assert.ok(server.introspections.every((call) => call.authenticated), 'always as the resource server (client_id + secret)');
+  assert.ok(server.introspections.every((call) => call.authenticated),
+    'always as the resource server (client_id + secret)');
 
   // A token the server never issued: inactive, refused.
   const unknown = await initialize(host.url, randomUUID());

@@ -5,8 +5,7 @@
 // asks the kernel for a free one, names it in both flags, and starts again
 // on another if something took it in between.
 
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { demo, hostBinary } from '../helpers.mjs';
 
@@ -29,7 +28,10 @@ async function freePort() {
 function announced(child, stderr) {
   return new Promise((resolve, reject) => {
     let partial = '';
-    const timer = setTimeout(() => reject(new Error(`the host did not announce its URL:\n${stderr.join('\n')}`)), PATIENCE_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the host did not announce its URL:\n${stderr.join('\n')}`)),
+      PATIENCE_MS,
+    );
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk) => {
       const parts = (partial + chunk).split('\n');
@@ -63,7 +65,8 @@ export async function startAuthHost({ issuer, args = [], beforeStart = async () 
     await beforeStart(resource);
     const child = spawn(
       hostBinary,
-      ['--http', `127.0.0.1:${port}`, '--auth-issuer', issuer, '--auth-resource', resource, '--component', demo, ...args],
+      ['--http', `127.0.0.1:${port}`, '--auth-issuer', issuer, '--auth-resource', resource,
+        '--component', demo, ...args],
       { env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     const stderr = [];
