@@ -149,7 +149,7 @@ def provider_and_host() -> Iterator[Stack]:
             [NODE, str(SERVE_PROVIDER), "--resource", f"{url}={SCOPE}", "--client", f"{ROBOT_ID}:{ROBOT_SECRET}"],
             stdin=subprocess.PIPE,  # closing it ends the provider
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,  # its warnings, and why it failed if it does
             text=True,
         )
         host: subprocess.Popen[str] | None = None
