@@ -13,7 +13,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ACCOUNT, startProvider } from './auth/provider.mjs';
 import { TestOAuthClient } from './auth/client.mjs';
-import { hostHasFlag, jwtClaims, startAuthHost } from './auth/host.mjs';
+import { jwtClaims, startAuthHost } from './auth/host.mjs';
 
 /** The scope the host advertises and its tokens carry. */
 const SCOPE = 'tools:call';
@@ -142,24 +142,16 @@ test("a token for another resource (audience) is refused; the same client's toke
   assert.equal(served.status, 200, await served.text());
 });
 
-// ─── Waiting on the lead's per-tool scopes (issue 24) ─────────────────
-// Enable with MCP_TEST_TOOL_SCOPES=1 once the host has `--tool-scopes
-// TOOL=SCOPE` (a call of TOOL without SCOPE → 403 insufficient_scope naming
-// it), then delete this gate. If the flag has landed and the gate is still
-// here, the test fails to say so.
-const toolScopes = process.env.MCP_TEST_TOOL_SCOPES === '1';
-test('a missing scope is a 403 the SDK client steps up from, then the call succeeds', {
-  skip: !toolScopes && !hostHasFlag('--tool-scopes')
-    && 'waits for --tool-scopes (per-tool required scopes, issue 24): set MCP_TEST_TOOL_SCOPES=1 to run',
-}, async (t) => {
-  assert.ok(toolScopes, 'the host has --tool-scopes now: remove the MCP_TEST_TOOL_SCOPES gate in auth.test.mjs');
+// A tool needing a scope the token lacks (--tool-scope TOOL=SCOPE): 403
+// insufficient_scope, from which the SDK steps up.
+test('a missing scope is a 403 the SDK client steps up from, then the call succeeds', async (t) => {
   const ADMIN = 'tools:admin';
   const provider = await startProvider();
   t.after(() => provider.close());
   const host = await startAuthHost({
     issuer: provider.issuer,
     // Advertised: only tools:call, so the client asks for that first.
-    args: ['--auth-scopes', SCOPE, '--tool-scopes', `echo=${ADMIN}`],
+    args: ['--auth-scopes', SCOPE, '--tool-scope', `echo=${ADMIN}`],
     beforeStart: async (resource) => provider.addResource(resource, `${SCOPE} ${ADMIN}`),
   });
   t.after(() => host.stop());
