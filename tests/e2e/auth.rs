@@ -122,6 +122,18 @@ async fn host_for(issuer: &str) -> HttpHost {
         .await
 }
 
+/// Something serving MCP over HTTP at an address: a host, or a balancer
+/// in front of hosts.
+pub(crate) trait Reachable {
+    fn addr(&self) -> std::net::SocketAddr;
+}
+
+impl Reachable for HttpHost {
+    fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+}
+
 /// What came back for one request.
 #[derive(Debug)]
 pub(crate) struct Answer {
@@ -134,20 +146,20 @@ pub(crate) struct Answer {
 /// Sends `method` `path` (with `message` as its JSON body, and `token` as
 /// its bearer token, if given) on a new connection.
 pub(crate) async fn send(
-    host: &HttpHost,
+    host: &impl Reachable,
     method: &str,
     path: &str,
     token: Option<&str>,
     session: Option<&str>,
     message: Option<Value>,
 ) -> Answer {
-    let stream = TcpStream::connect(host.addr).await.unwrap();
+    let stream = TcpStream::connect(host.addr()).await.unwrap();
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
     tokio::spawn(connection);
     let mut request = hyper::Request::builder()
         .method(method)
         .uri(path)
-        .header("host", host.addr.to_string())
+        .header("host", host.addr().to_string())
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream");
     if let Some(token) = token {
@@ -174,7 +186,7 @@ fn initialize() -> Value {
 }
 
 /// `initialize` with `token`: its answer.
-pub(crate) async fn init(host: &HttpHost, token: &str) -> Answer {
+pub(crate) async fn init(host: &impl Reachable, token: &str) -> Answer {
     send(host, "POST", "/mcp", Some(token), None, Some(initialize())).await
 }
 

@@ -20,11 +20,11 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::{Value, json};
 
-use crate::auth::{Issuer, Key, RESOURCE, init, now, send};
+use crate::auth::{Issuer, Key, RESOURCE, Reachable, init, now, send};
 use crate::harness::{PATIENCE, TestClient, approval_answer, params, text_of};
 use crate::http_limits::HttpHost;
 
-type Client = RunningService<RoleClient, TestClient>;
+pub(crate) type Client = RunningService<RoleClient, TestClient>;
 
 /// A host whose tokens come from `issuer`, with `extra` flags.
 async fn host(issuer: &Issuer, extra: &[&str]) -> HttpHost {
@@ -36,7 +36,7 @@ async fn host(issuer: &Issuer, extra: &[&str]) -> HttpHost {
 
 /// A token of `key` for `subject`, with `scope`; `nonce` makes a fresh one
 /// (a refreshed token: same caller, other bytes).
-fn token(key: &Key, issuer: &Issuer, subject: &str, scope: &str, nonce: u64) -> String {
+pub(crate) fn token(key: &Key, issuer: &Issuer, subject: &str, scope: &str, nonce: u64) -> String {
     let mut claims = issuer.claims();
     claims["sub"] = json!(subject);
     claims["scope"] = json!(scope);
@@ -46,11 +46,11 @@ fn token(key: &Key, issuer: &Issuer, subject: &str, scope: &str, nonce: u64) -> 
 }
 
 /// rmcp's client on 2026-07-28, sending `token`, declaring `capabilities`.
-async fn client(host: &HttpHost, token: &str, capabilities: ClientCapabilities) -> Client {
+pub(crate) async fn client(host: &impl Reachable, token: &str, capabilities: ClientCapabilities) -> Client {
     // reqwest (under rmcp's HTTP client) takes the TLS provider the host uses.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", host.addr)).auth_header(token);
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", host.addr()))
+        .auth_header(token);
     let transport = StreamableHttpClientTransport::from_config(config);
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     TestClient::declaring(capabilities)
@@ -59,7 +59,7 @@ async fn client(host: &HttpHost, token: &str, capabilities: ClientCapabilities) 
         .expect("MCP client start")
 }
 
-fn asks() -> ClientCapabilities {
+pub(crate) fn asks() -> ClientCapabilities {
     ClientCapabilities::builder().enable_elicitation().build()
 }
 
@@ -68,7 +68,7 @@ fn tasks() -> ClientCapabilities {
 }
 
 /// The one question of a paused result: its key, the request, and the state.
-fn paused(response: CallToolResponse) -> (String, InputRequest, String) {
+pub(crate) fn paused(response: CallToolResponse) -> (String, InputRequest, String) {
     let CallToolResponse::InputRequired(paused) = response else {
         panic!("expected a pause, got {response:?}")
     };
@@ -76,20 +76,20 @@ fn paused(response: CallToolResponse) -> (String, InputRequest, String) {
     (key, request, paused.request_state.unwrap())
 }
 
-fn completed(response: CallToolResponse) -> String {
+pub(crate) fn completed(response: CallToolResponse) -> String {
     let CallToolResponse::Complete(result) = response else {
         panic!("expected the result, got {response:?}")
     };
     text_of(&result)
 }
 
-fn delete() -> rmcp::model::CallToolRequestParams {
+pub(crate) fn delete() -> rmcp::model::CallToolRequestParams {
     params("delete_records", json!({ "table": "users" }))
 }
 
 /// The error text of `result`, with `id` written as `ID` (so the answers
 /// for two ids can be compared).
-fn error_text<T: std::fmt::Debug>(result: Result<T, rmcp::ServiceError>, id: &str) -> String {
+pub(crate) fn error_text<T: std::fmt::Debug>(result: Result<T, rmcp::ServiceError>, id: &str) -> String {
     result.expect_err("refused").to_string().replace(id, "ID")
 }
 
@@ -273,12 +273,12 @@ async fn another_callers_session_is_not_found() {
 }
 
 /// A JSON-RPC request.
-fn request(id: u64, method: &str, params: Value) -> Value {
+pub(crate) fn request(id: u64, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
 /// A 2025-11-25 session opened with `token`: its id.
-async fn open(host: &HttpHost, token: &str) -> String {
+pub(crate) async fn open(host: &impl Reachable, token: &str) -> String {
     let opened = init(host, token).await;
     assert_eq!(opened.status, 200, "{opened:?}");
     let session = opened.session.expect("a session id");

@@ -66,6 +66,12 @@ impl Balancer {
     }
 }
 
+impl crate::auth::Reachable for Balancer {
+    fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+}
+
 impl Drop for Balancer {
     fn drop(&mut self) {
         let _ = self.child.start_kill();

@@ -7,6 +7,7 @@ mod harness;
 mod approval;
 mod auth;
 mod auth_access;
+mod auth_fleet;
 mod balanced;
 mod bounded_io;
 mod call;
