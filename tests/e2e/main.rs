@@ -6,6 +6,7 @@ mod harness;
 
 mod approval;
 mod auth;
+mod auth_introspect;
 mod balanced;
 mod bounded_io;
 mod call;

@@ -11,14 +11,20 @@
 //! caller's [`Principal`] rides on the request. A refusal is answered by
 //! [`challenge`]; the metadata document is [`metadata`]'s.
 //!
+//! A token that is not a JWT is opaque: with `--auth-client-id` the host
+//! asks the issuer about it ([`introspect`], RFC 7662, its verdicts cached
+//! by the token's hash in [`token_cache`]); without, it is refused.
+//!
 //! The token itself goes nowhere: not into logs, metrics, or anything a
 //! guest sees. Only the principal does.
 
 mod challenge;
+mod introspect;
 mod issuer;
 mod keys;
 mod metadata;
 mod token;
+mod token_cache;
 
 use anyhow::{Context as _, Result, bail};
 use http::{Method, Response};
@@ -26,6 +32,8 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use reqwest::Url;
 
+pub use introspect::IntrospectionSettings;
+use introspect::{Introspector, Unchecked};
 use keys::{KeyCache, KeyError};
 use metadata::Metadata;
 
@@ -38,6 +46,8 @@ pub struct AuthSettings {
     pub resource: String,
     /// The scopes to advertise (`scopes_supported`).
     pub scopes: Vec<String>,
+    /// How opaque tokens are checked, if they are accepted at all.
+    pub introspection: Option<IntrospectionSettings>,
 }
 
 impl AuthSettings {
@@ -61,7 +71,7 @@ impl AuthSettings {
                 "--auth-scopes: {bad:?} is not a scope (RFC 6749: printable ASCII, no spaces, quotes or \\)"
             );
         }
-        Ok(AuthSettings { issuer, resource, scopes })
+        Ok(AuthSettings { issuer, resource, scopes, introspection: None })
     }
 }
 
@@ -110,6 +120,8 @@ pub struct Gate {
     settings: AuthSettings,
     metadata: Metadata,
     keys: KeyCache,
+    /// With `--auth-client-id`: checks opaque tokens.
+    introspector: Option<Introspector>,
 }
 
 impl Gate {
@@ -117,7 +129,11 @@ impl Gate {
     pub fn new(settings: AuthSettings) -> Result<Self> {
         let metadata = Metadata::new(&settings)?;
         let keys = KeyCache::new(issuer::Issuer::new(&settings.issuer)?);
-        Ok(Gate { settings, metadata, keys })
+        let introspector = match &settings.introspection {
+            Some(introspection) => Some(Introspector::new(introspection.clone(), &settings.issuer)?),
+            None => None,
+        };
+        Ok(Gate { settings, metadata, keys, introspector })
     }
 
     /// The Protected Resource Metadata answer, if `path` is one of its
@@ -153,11 +169,26 @@ impl Gate {
                 "invalid_token",
                 "the token cannot be checked now: the authorization server's keys are unavailable",
             )))),
+            Err(Invalid::IntrospectionDown) => Err(challenge.unauthorized(Some((
+                "invalid_token",
+                "the token cannot be checked now: the authorization server's introspection endpoint is unavailable",
+            )))),
         }
     }
 
     /// The token's principal, once its signature and claims check out.
     async fn verify(&self, token: &str) -> Result<Principal, Invalid> {
+        if !introspect::is_jwt(token) {
+            let Some(introspector) = &self.introspector else {
+                return Err(Invalid::Token(
+                    "not a JWT, and this server checks no opaque tokens (no introspection configured)",
+                ));
+            };
+            return introspector.check(token, &self.settings).await.map_err(|unchecked| match unchecked {
+                Unchecked::Refused(why) => Invalid::Token(why),
+                Unchecked::IssuerDown => Invalid::IntrospectionDown,
+            });
+        }
         let header = token::header(token).map_err(Invalid::Token)?;
         let key = match self.keys.key_for(header.kid.as_deref(), header.alg).await {
             Ok(key) => key,
@@ -178,6 +209,8 @@ enum Invalid {
     Token(&'static str),
     /// The issuer's keys could not be fetched: fail closed.
     IssuerDown,
+    /// The issuer could not be asked about an opaque token: fail closed.
+    IntrospectionDown,
 }
 
 /// The bearer token in `Authorization`, if the header is there; an error
