@@ -34,5 +34,6 @@ mod request_state;
 mod scaffold;
 mod storm;
 mod tiering;
+mod tls;
 mod tools;
 mod watch;

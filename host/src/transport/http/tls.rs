@@ -109,12 +109,20 @@ async fn reload(files: TlsFiles, provider: Arc<CryptoProvider>, resolver: Weak<R
     }
 }
 
-/// What identifies a version of the two files: each one's mtime and length.
-type Stamp = [Option<(SystemTime, u64)>; 2];
+/// What identifies a version of the two files: each one's mtime, length
+/// and inode (a renewal that renames a new file in place changes the inode
+/// even when mtime and length look the same).
+type Stamp = [Option<(SystemTime, u64, u64)>; 2];
 
 fn stamp(files: &TlsFiles) -> Stamp {
-    let of =
-        |path: &Path| std::fs::metadata(path).ok().and_then(|meta| Some((meta.modified().ok()?, meta.len())));
+    let of = |path: &Path| {
+        let meta = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some((meta.modified().ok()?, meta.len(), inode))
+    };
     [of(&files.cert), of(&files.key)]
 }
 
