@@ -15,7 +15,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { EXAMPLE_SCOPE, startExampleServer } from './auth/sdk-example-server.mjs';
 import { TestOAuthClient } from './auth/client.mjs';
-import { hostHasFlag, startAuthHost } from './auth/host.mjs';
+import { startAuthHost } from './auth/host.mjs';
 
 /** POSTs an `initialize` to the host with `token`; resolves with the response. */
 function initialize(url, token) {
@@ -31,19 +31,9 @@ function initialize(url, token) {
   });
 }
 
-// ─── Waiting on the introspection merge (issue 24) ────────────────────
-// Written against the flags the introspection work is adding:
-// --auth-introspection-url, --auth-client-id, --auth-client-secret-file.
-// Enable with MCP_TEST_INTROSPECTION=1 once the host has them (adjust the
-// flag names if they changed), then delete this gate. If the flag has landed
-// and the gate is still here, the test fails to say so.
-const introspection = process.env.MCP_TEST_INTROSPECTION === '1';
-test("opaque tokens from the SDK's example authorization server are checked by introspection", {
-  skip: !introspection && !hostHasFlag('--auth-introspection-url')
-    && 'waits for introspection (--auth-introspection-url, issue 24): set MCP_TEST_INTROSPECTION=1 to run',
-}, async (t) => {
-  assert.ok(introspection,
-    'the host has --auth-introspection-url now: remove the MCP_TEST_INTROSPECTION gate in introspection.test.mjs');
+// Opaque tokens (not JWTs) checked by introspection (RFC 7662): the host
+// authenticates as --auth-client-id to the server's introspection endpoint.
+test("opaque tokens from the SDK's example authorization server are checked by introspection", async (t) => {
   const server = await startExampleServer();
   t.after(() => server.close());
   const dir = mkdtempSync(join(tmpdir(), 'mcp-wasm-host-introspection-'));

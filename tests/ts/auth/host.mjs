@@ -5,7 +5,7 @@
 // asks the kernel for a free one, names it in both flags, and starts again
 // on another if something took it in between.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { demo, hostBinary } from '../helpers.mjs';
 
@@ -89,12 +89,6 @@ export async function startAuthHost({ issuer, args = [], beforeStart = async () 
       throw error;
     }
   }
-}
-
-/** Whether this host binary has `flag` (its --help lists it). */
-export function hostHasFlag(flag) {
-  const help = execFileSync(hostBinary, ['--help'], { encoding: 'utf8' });
-  return help.includes(flag);
 }
 
 /** The claims of a JWT (no verification: the host does that). */
