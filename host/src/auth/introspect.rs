@@ -256,6 +256,12 @@ struct Answer {
     exp: Option<serde_json::Value>,
     #[serde(default)]
     nbf: Option<serde_json::Value>,
+    /// RFC 7662's `token_type`, and Keycloak's `typ`: a refresh token is
+    /// not an access token, even when the issuer calls it active.
+    #[serde(default)]
+    token_type: Option<serde_json::Value>,
+    #[serde(default)]
+    typ: Option<serde_json::Value>,
 }
 
 /// The principal an answer grants, at unix time `now`, or why it grants none.
@@ -263,6 +269,14 @@ fn judge(answer: &Answer, auth: &AuthSettings, now: f64) -> Verdict {
     use serde_json::Value;
     if !answer.active {
         return Err("the token is not active (revoked, expired, or unknown to the issuer)");
+    }
+    let refresh = |kind: &Option<Value>| {
+        kind.as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|kind| kind.to_ascii_lowercase().starts_with("refresh"))
+    };
+    if refresh(&answer.token_type) || refresh(&answer.typ) {
+        return Err("a refresh token is not an access token");
     }
     match text(&answer.iss) {
         None => {}
@@ -361,6 +375,9 @@ mod tests {
         assert!(with("sub", json!(null)).is_err());
         assert!(with("sub", json!("")).is_err());
         assert!(with("scope", json!(["a"])).is_err());
+        assert!(with("token_type", json!("refresh_token")).is_err());
+        assert!(with("typ", json!("Refresh")).is_err());
+        assert!(with("token_type", json!("Bearer")).is_ok());
     }
 
     #[test]
