@@ -1,6 +1,7 @@
 //! The config file's parsing and merging, checked.
 
 use super::*;
+use crate::approval::ApprovalRule;
 
 fn parse(text: &str) -> Result<ConfigFile, String> {
     toml::from_str(text).map_err(|err| located(&err, text))
