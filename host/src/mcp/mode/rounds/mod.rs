@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::ask::{AnswerBook, Delivery, Pause, RoundTrips};
+use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::ToolServer;
 use crate::mcp::tools::CallPlan;
@@ -90,9 +91,10 @@ async fn launch(
     let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), context.meta.get_progress_token());
     let execution =
         Execution { tool: plan.spec().name.clone(), pauses, done, signals: signals.clone(), early: None };
+    let who = Who::of(context);
     tokio::spawn(
         async move {
-            let response = caller.execute(&plan, signals, channel).await;
+            let response = caller.execute(&plan, signals, channel, who).await;
             let _ = done_tx.send(response);
         }
         .instrument(span),
