@@ -22,18 +22,18 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::harness::{PATIENCE, guest, host_binary};
 use crate::http_limits::HttpHost;
 
-const RESOURCE: &str = "http://127.0.0.1/mcp";
+pub(crate) const RESOURCE: &str = "http://127.0.0.1/mcp";
 const VERSION: &str = "2025-11-25";
 
 /// One Ed25519 signing key of the test issuer.
-struct Key {
+pub(crate) struct Key {
     kid: String,
     pkcs8: Vec<u8>,
     public: Vec<u8>,
 }
 
 impl Key {
-    fn new(kid: &str) -> Key {
+    pub(crate) fn new(kid: &str) -> Key {
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).unwrap().as_ref().to_vec();
         let public = Ed25519KeyPair::from_pkcs8(&pkcs8).unwrap().public_key().as_ref().to_vec();
@@ -46,7 +46,7 @@ impl Key {
     }
 
     /// A token with `claims`, signed by this key.
-    fn sign(&self, claims: &Value) -> String {
+    pub(crate) fn sign(&self, claims: &Value) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(self.kid.clone());
         header.typ = Some("at+jwt".into());
@@ -55,15 +55,15 @@ impl Key {
 }
 
 /// The test's authorization server: discovery and a JWKS it can change.
-struct Issuer {
-    url: String,
+pub(crate) struct Issuer {
+    pub(crate) url: String,
     jwks: Arc<Mutex<Value>>,
     /// JWKS requests served so far.
     fetches: Arc<AtomicUsize>,
 }
 
 impl Issuer {
-    async fn start(keys: &[&Key]) -> Issuer {
+    pub(crate) async fn start(keys: &[&Key]) -> Issuer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let jwks = Arc::new(Mutex::new(Value::Null));
@@ -105,7 +105,7 @@ impl Issuer {
     }
 
     /// Claims of a token for `RESOURCE`, valid for the next five minutes.
-    fn claims(&self) -> Value {
+    pub(crate) fn claims(&self) -> Value {
         let now = now();
         json!({ "iss": self.url, "sub": "alice", "aud": RESOURCE, "client_id": "test-client",
                 "scope": "tools:call", "iat": now, "nbf": now, "exp": now + 300 })
