@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use rmcp::ServiceExt as _;
-use rmcp::model::{ClientRequest, Request};
+use rmcp::model::{CallToolResponse, ClientCapabilities, ClientRequest, GetTaskParams, Request, TaskPayload};
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -230,6 +230,59 @@ async fn over_http_each_record_names_the_principal_and_the_token_is_nowhere() {
     let drains: Vec<&Value> = all.iter().filter(|r| r["event"] == "drain").collect();
     assert_eq!(drains.len(), 1, "{all:#?}");
     assert_eq!(drains[0]["reason"], "signal");
+}
+
+/// Stops the host (its stdin closes) and returns its audit records.
+async fn records_after(host: Host, log: &Path) -> Vec<Value> {
+    let (mut child, stderr) = host.disconnect().await;
+    let status = tokio::time::timeout(PATIENCE, child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{}", stderr.dump());
+    records(log)
+}
+
+#[tokio::test]
+async fn a_call_paused_across_requests_or_run_as_a_task_is_one_record_when_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2026-07-28: the approval pauses the call, and a second request resumes it.
+    let log = dir.path().join("rounds.jsonl");
+    let host = Host::start(Start::new("demo", &["--audit-log", log.to_str().unwrap()]).discover()).await;
+    // rmcp's client drives the rounds itself, answering through its handler.
+    let call = || host.client.call_tool(params("delete_records", json!({ "table": "users" })));
+    let approved = call().await.unwrap();
+    assert_eq!(approved.is_error, Some(false));
+    host.test_client.answer_approvals(Approval::Deny);
+    let declined = call().await.unwrap();
+    assert_eq!(declined.is_error, Some(true));
+    let all = records_after(host, &log).await;
+    assert_eq!(calls(&all).len(), 2, "{all:#?}");
+    assert_eq!(the_call(&all, "delete_records", "ok")["approval"]["verdict"], "approved");
+    assert_eq!(the_call(&all, "delete_records", "declined")["approval"]["verdict"], "declined");
+
+    // The tasks extension: the call answers with a task at once, and ends later.
+    let log = dir.path().join("task.jsonl");
+    let capabilities = ClientCapabilities::builder().enable_elicitation().enable_tasks().build();
+    let start = Start::new("demo", &["--audit-log", log.to_str().unwrap()])
+        .client(TestClient::declaring(capabilities));
+    let host = Host::start(start).await;
+    let CallToolResponse::Task(created) =
+        host.client.call_tool_once(params("echo", json!({ "text": SECRET }))).await.unwrap()
+    else {
+        panic!("expected a task")
+    };
+    let id = created.task.task_id;
+    let done = async {
+        while !matches!(
+            host.client.peer().get_task(GetTaskParams::new(id.clone())).await.unwrap().task.payload,
+            TaskPayload::Completed { .. }
+        ) {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, done).await.expect("the task completed");
+    let all = records_after(host, &log).await;
+    assert_eq!(calls(&all).len(), 1, "{all:#?}");
+    the_call(&all, "echo", "ok");
+    assert!(!std::fs::read_to_string(&log).unwrap().contains(SECRET));
 }
 
 #[tokio::test]
