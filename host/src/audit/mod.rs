@@ -153,8 +153,10 @@ impl AuditLog {
         let Some(inner) = &self.inner else { return };
         let stop = line(&record::event("stop", json!({ "status": if ok { "ok" } else { "error" } })));
         let (done, written) = oneshot::channel();
-        let sent = inner.lines.send(Message::Stop(stop, done)).await.is_ok();
-        if !sent || tokio::time::timeout(STOP_WAIT, written).await.is_err() {
+        // Bounded as a whole: a writer stuck on a failing disk may hold a full queue.
+        let stopped =
+            async { inner.lines.send(Message::Stop(stop, done)).await.is_ok() && written.await.is_ok() };
+        if !tokio::time::timeout(STOP_WAIT, stopped).await.unwrap_or(false) {
             tracing::error!("the audit log's last records could not be written in time");
         }
     }
