@@ -10,6 +10,7 @@
 //! max_sessions = 64             # with --http; also http_idle_timeout, http_header_timeout,
 //!                               # http_body_timeout, max_connections, max_request_memory, drain_timeout
 //! state_key_file = "state.key"  # relative to this file; see --state-key-file
+//! audit_log = "audit.jsonl"     # relative to this file; see --audit-log
 //! watch = true                  # as --watch; also watch_interval, watch_tag_interval
 //! no_tiering = true             # as --no-tiering
 //! eof_drain = "5s"              # over stdio: answering what was received once stdin closes
@@ -111,6 +112,7 @@ struct ServerTable {
     #[serde(default, deserialize_with = "text::duration")]
     eof_drain: Option<Duration>,
     state_key_file: Option<PathBuf>,
+    audit_log: Option<PathBuf>,
     watch: Option<bool>,
     no_tiering: Option<bool>,
     #[serde(default, deserialize_with = "text::duration")]
@@ -172,6 +174,8 @@ pub struct ServerSettings {
     pub auth: Option<AuthSettings>,
     /// With `--http`: serve HTTPS with these files (`--tls-cert`, `--tls-key`).
     pub tls: Option<TlsFiles>,
+    /// Where the audit trail is appended (`--audit-log`).
+    pub audit_log: Option<PathBuf>,
 }
 
 /// What one component runs with.
@@ -254,6 +258,11 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
             args.state_key_file.clone()
         } else {
             s.state_key_file.as_ref().map(|path| base.join(path)).or_else(|| args.state_key_file.clone())
+        },
+        audit_log: if given("audit_log") {
+            args.access.audit_log.clone()
+        } else {
+            s.audit_log.as_ref().map(|path| base.join(path)).or_else(|| args.access.audit_log.clone())
         },
         auth: auth::resolve(args, s.auth.as_ref(), &given, &base).with_context(|| match &args.config {
             Some(path) => format!("{}: [server.auth]", path.display()),

@@ -34,7 +34,8 @@
 //! with [`json_size`] (sizes of JSON counted without writing it),
 //! [`log_text`] (the one rule for outside text in log lines and errors: escaped, cut),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
-//! with [`metrics`] (the same and more for Prometheus, at `/metrics`)
+//! with [`metrics`] (the same and more for Prometheus, at `/metrics`) and
+//! [`audit`] (who called what and how it ended, `--audit-log`)
 //! and [`scaffold`] (new tool projects for `mcp-wasm-host new`).
 //! [`shell`] is `mcp-wasm-host call`: one call from the shell, through an
 //! rmcp client talking to this server in the same process.
@@ -47,6 +48,7 @@
 
 mod approval;
 mod ask;
+mod audit;
 mod auth;
 mod cache;
 mod call;
@@ -116,6 +118,7 @@ pub(crate) fn build_server(
         trusted.extend(registry_options(args).map(|options| options.store_dir));
     }
     trusted.extend(args.config.clone());
+    trusted.extend(settings.server.audit_log.clone());
     if let CompileCache::Dir { dir, .. } = &cache {
         trusted.push(dir.clone());
     }
@@ -304,14 +307,29 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
     // Before anything slow: a signal during loading must not kill the process.
     let signals = transport::signal::Signals::listen();
     let shutdown = CancellationToken::new();
-    let stats = Arc::new(Stats::default());
-    let mut settings = config::resolve(args)?;
+    let settings = config::resolve(args)?;
     if settings.server.auth.is_some() && args.http.is_none() {
         anyhow::bail!(
             "--auth-issuer (or [server.auth]) works only with --http: over stdio the client's \
              credentials come from the environment, as the MCP specification has it"
         );
     }
+    let stats = Stats::default();
+    let audit = audit::AuditLog::open(&settings, args.http, stats.metrics())?;
+    let stats = Arc::new(stats.with_audit(audit));
+    let served = serve_with(args, settings, signals, shutdown, stats.clone()).await;
+    stats.audit().stop(served.is_ok()).await;
+    served
+}
+
+/// [`serve`], once the settings are resolved and the audit log is open.
+async fn serve_with(
+    args: &ServeArgs,
+    mut settings: Settings,
+    signals: transport::signal::Signals,
+    shutdown: CancellationToken,
+    stats: Arc<Stats>,
+) -> Result<()> {
     let limits = settings.server.clone();
     let (server, loader) = build_server(args, &mut settings, shutdown.clone(), stats.clone())?;
     // The protocol is answered while the components are pulled and load: a

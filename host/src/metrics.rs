@@ -47,6 +47,17 @@ fn stop_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 13))
 }
 
+/// The audit log's counters (`--audit-log`): records written and writes
+/// that failed. Clones share their values, so the audit log's writer
+/// thread counts into the registry without holding the [`Metrics`].
+#[derive(Clone, Debug, Default)]
+pub struct AuditCounters {
+    /// Records written to the file.
+    pub records: Counter,
+    /// Writes that failed (each retried until it succeeds).
+    pub write_errors: Counter,
+}
+
 /// What the host holds right now, read when metrics are scraped.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Levels {
@@ -78,6 +89,7 @@ pub struct Metrics {
     cleanups: Family<ResultLabels, Counter>,
     approvals: Family<ResultLabels, Counter>,
     request_states: Family<ResultLabels, Counter>,
+    audit: AuditCounters,
     live_calls: Gauge,
     paused_calls: Gauge,
     open_client_requests: Gauge,
@@ -121,6 +133,17 @@ impl Default for Metrics {
              resumed-other-replica, refused)",
             request_states.clone(),
         );
+        let audit = AuditCounters::default();
+        registry.register(
+            "audit_records",
+            "Records written to the audit log (--audit-log)",
+            audit.records.clone(),
+        );
+        registry.register(
+            "audit_write_errors",
+            "Writes to the audit log that failed (retried; calls wait behind them)",
+            audit.write_errors.clone(),
+        );
         let gauge = |registry: &mut Registry, name: &str, help: &str| {
             let gauge = Gauge::default();
             registry.register(name, help, gauge.clone());
@@ -158,6 +181,7 @@ impl Default for Metrics {
             cleanups,
             approvals,
             request_states,
+            audit,
         }
     }
 }
@@ -191,6 +215,11 @@ impl Metrics {
     /// `resumed-other-replica` or `refused`.
     pub fn request_state(&self, result: &'static str) {
         self.request_states.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    /// The audit log's counters, for its writer.
+    pub fn audit(&self) -> AuditCounters {
+        self.audit.clone()
     }
 
     /// The metrics in the OpenMetrics text format, with `levels` as the gauges.

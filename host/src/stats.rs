@@ -1,12 +1,14 @@
 //! Live counts of what the host holds, so tests and operators can check that
 //! nothing leaks: every call, store and cleanup is counted in and out.
-//! Stats also owns the Prometheus [`Metrics`], so whatever counts can record.
+//! Stats also owns the Prometheus [`Metrics`], so whatever counts can record,
+//! and the [`AuditLog`], so whatever ends a call (or the host) can record it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::Notify;
 
+use crate::audit::AuditLog;
 use crate::metrics::{Levels, Metrics};
 
 /// Counters shared by all calls.
@@ -22,6 +24,8 @@ pub struct Stats {
     /// Woken when the last live call ends (shutdown waits for it).
     calls_ended: Notify,
     metrics: Metrics,
+    /// With `--audit-log`: where calls and lifecycle events are recorded.
+    audit: AuditLog,
 }
 
 /// A point-in-time copy of [`Stats`].
@@ -112,6 +116,16 @@ impl Stats {
             }
             ended.await;
         }
+    }
+
+    /// These stats, recording to `audit` (`--audit-log`).
+    pub fn with_audit(self, audit: AuditLog) -> Self {
+        Stats { audit, ..self }
+    }
+
+    /// The audit log (a no-op without `--audit-log`).
+    pub fn audit(&self) -> &AuditLog {
+        &self.audit
     }
 
     /// The Prometheus metrics, to record events in.

@@ -44,6 +44,8 @@ struct Watched {
     /// for a tag, the file in the store it pointed to.
     stamp: Option<(u64, SystemTime, u64)>,
     hash: [u8; 32],
+    /// The hash of the version serving now, for the audit log's reload record.
+    served: [u8; 32],
     /// For a tag: why the last check failed, so the same refusal is
     /// logged once, not at every check.
     refused: Option<String>,
@@ -60,7 +62,7 @@ pub fn spawn(
     let (mut files, mut tags) = (Vec::new(), Vec::new());
     for (index, settings) in components.into_iter().enumerate() {
         let (stamp, hash) = (stamp_of(&settings.path), hash_of(&settings.path).unwrap_or_default());
-        let watched = Watched { index, settings, stamp, hash, refused: None };
+        let watched = Watched { index, settings, stamp, hash, served: hash, refused: None };
         match &watched.settings.oci {
             None => files.push(watched),
             Some(reference) if registry::parse(reference).is_ok_and(|parsed| parsed.digest().is_none()) => {
@@ -128,6 +130,7 @@ async fn tag_moved(watched: &mut Watched, options: &RegistryOptions) -> bool {
     match registry::pull(&reference, key.as_deref(), options).await {
         Ok(pulled) if pulled.path != watched.settings.path => {
             tracing::info!(reference, digest = pulled.digest, "the tag moved");
+            watched.hash = hash_of(&pulled.path).unwrap_or_default();
             watched.settings.path = pulled.path;
             watched.refused = None;
             true
@@ -152,15 +155,18 @@ async fn tag_moved(watched: &mut Watched, options: &RegistryOptions) -> bool {
 
 /// Loads the new version beside the old and swaps it in; logs and keeps
 /// the old one if anything is wrong with it.
-async fn reload(server: &ToolServer, loader: &Loader, watched: &Watched) {
+async fn reload(server: &ToolServer, loader: &Loader, watched: &mut Watched) {
     let shown = watched.settings.oci.clone().unwrap_or_else(|| watched.settings.path.display().to_string());
     let started = Instant::now();
     let swapped = match loader.load(&watched.settings, server.runner()).await {
         Ok(component) => server.replace_component(watched.index, component),
         Err(err) => Err(err),
     };
+    let audit = server.runner().stats().audit();
+    audit.reload(&shown, watched.served, watched.hash, swapped.is_ok()).await;
     match swapped {
         Ok(tools) => {
+            watched.served = watched.hash;
             tracing::info!(
                 component = shown,
                 tools = tools.join(","),

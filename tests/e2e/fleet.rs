@@ -47,14 +47,14 @@ pub(crate) async fn get(host: &HttpHost, path: &str) -> Got {
 }
 
 /// Sends SIGTERM to the host.
-fn terminate(host: &HttpHost) {
+pub(crate) fn terminate(host: &HttpHost) {
     use rustix::process::{Pid, Signal, kill_process};
     let pid = Pid::from_raw(i32::try_from(host.pid()).unwrap()).expect("a live child's pid");
     kill_process(pid, Signal::TERM).expect("SIGTERM reaches the host");
 }
 
 /// Waits for the host to exit; returns its exit code.
-async fn exit_code(host: &mut HttpHost) -> Option<i32> {
+pub(crate) async fn exit_code(host: &mut HttpHost) -> Option<i32> {
     let status = tokio::time::timeout(PATIENCE, host.child.wait())
         .await
         .expect("the host exited in time")

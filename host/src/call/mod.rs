@@ -261,7 +261,9 @@ impl CallRunner {
         let mut asking = pin!(channel.approve(question, cancellation));
         let stop = tokio::select! {
             biased;
-            verdict = asking.as_mut() => return verdict.map_err(CallOutcome::Declined),
+            verdict = asking.as_mut() => {
+                return verdict.map(|()| signals.approved.cancel()).map_err(CallOutcome::Declined);
+            }
             () = self.shutdown.cancelled() => StopReason::Shutdown,
             () = signals.client_cancel.cancelled() => StopReason::ClientCancelled,
             () = signals.unanswered.cancelled() => StopReason::NoAnswer,

@@ -51,6 +51,30 @@ impl CallOutcome {
         }
     }
 
+    /// Why, for an outcome that has reasons: the stop reason of a stopped
+    /// call (`client-cancelled`, `shutdown`, `no-answer`), the limit a call
+    /// hit (`timeout`, `fuel`, `memory`, …), the way an approval failed.
+    pub fn reason(&self) -> Option<&'static str> {
+        Some(match self {
+            CallOutcome::Stopped(reason) => crate::wit::types::stop_reason_name(*reason),
+            CallOutcome::LimitHit(limit) => match limit {
+                LimitHit::Fuel(_) => "fuel",
+                LimitHit::Deadline(_) => "timeout",
+                LimitHit::Memory(_) => "memory",
+                LimitHit::TotalMemory(_) => "total-memory",
+                LimitHit::Stack => "stack",
+                LimitHit::Output(..) => "output",
+                LimitHit::Handles(_) => "handles",
+                LimitHit::ContentBlocks(..) => "content-blocks",
+            },
+            CallOutcome::Declined(Decline::NoAnswer(_)) => "approval-timeout",
+            CallOutcome::Declined(Decline::Cancelled) => "cancelled",
+            CallOutcome::Declined(Decline::Declined | Decline::Dismissed) => "user-declined",
+            CallOutcome::Declined(_) => "cannot-ask",
+            _ => return None,
+        })
+    }
+
     /// This outcome, or [`CallOutcome::HandedOff`] if the call was stopped
     /// (or its approval ended) because its pause went to the client sealed.
     pub(super) fn or_handed_off(self, handed_off: &tokio_util::sync::CancellationToken) -> Self {

@@ -21,6 +21,10 @@ pub struct CallSignals {
     /// state (`--state-key-file`): the call stops here and runs again
     /// wherever the answer lands. The guest sees `no-answer`: none came here.
     pub handed_off: CancellationToken,
+    /// Fires when the user approved the call (a tool that needs approval),
+    /// so its audit record can tell "approved, then stopped" from
+    /// "stopped while asking".
+    pub approved: CancellationToken,
 }
 
 /// Everything that can stop a running guest.

@@ -88,4 +88,12 @@ pub struct AccessArgs {
     /// on an address beyond loopback (tokens would travel in clear).
     #[arg(long)]
     pub behind_tls_proxy: bool,
+
+    /// Append an audit trail to FILE: one JSON line per tool call (who,
+    /// which tool, a SHA-256 of its arguments, how it ended, the approval
+    /// verdict, how long it took) and per lifecycle event (start, reload,
+    /// drain, stop). Never a token or an argument's value. Opened
+    /// append-only, created 0600; reopened when renamed (logrotate).
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
 }

@@ -11,7 +11,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use serde_json::Value;
+
 use super::{ToolServer, access, mode, status};
+use crate::audit::Who;
 use crate::log_text::escaped;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
@@ -102,7 +105,22 @@ impl ServerHandler for ToolServer {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
             return mode::rounds::resume(self, &state, request, &context, span).await;
         }
-        let mut plan = tools.plan(request, &self.caller.shared.runner).await?;
+        let audit = self.caller.shared.runner.stats().audit();
+        // Kept for the record of a refusal, only when there is an audit log.
+        let asked = audit
+            .is_on()
+            .then(|| (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default())));
+        let mut plan = match tools.plan(request, &self.caller.shared.runner).await {
+            Ok(plan) => plan,
+            Err(refusal) => {
+                if let Some((name, arguments)) = asked {
+                    let known = tools.listed().iter().any(|tool| tool.name == name);
+                    let reason = if known { "invalid-arguments" } else { "unknown-tool" };
+                    audit.refused(Who::of(&context), &name, &arguments, reason).await;
+                }
+                return Err(refusal);
+            }
+        };
         plan.share = access::share(self.caller.shared.fairness.as_ref(), &context)?;
         if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
             return Ok(mode::task::start(self, plan, &context, span));

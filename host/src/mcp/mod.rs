@@ -36,9 +36,11 @@ use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData as McpError, RoleServer};
 
 use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
+use crate::audit;
 use crate::auth::Fairness;
-use crate::call::{CallRunner, CallSignals};
+use crate::call::{CallOutcome, CallRunner, CallSignals};
 use crate::component::ToolComponent;
+use crate::contract::types::StopReason;
 use crate::request_state::StateKeys;
 use crate::stats::Stats;
 
@@ -323,17 +325,36 @@ impl Caller {
 
     /// Runs a planned call to its MCP response: approval first if the tool
     /// needs it, then the guest, then the result checks.
+    /// `who` made the call: its audit record names them.
     async fn execute(
         &self,
         plan: &CallPlan,
         signals: CallSignals,
         channel: Box<CallChannel>,
+        who: audit::Who,
     ) -> Result<CallToolResponse, McpError> {
         let name = &plan.spec().name;
         let approval = plan.approval_question();
+        let needs_approval = approval.is_some();
+        let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval);
+        let approved = signals.approved.clone();
         let arguments = plan.arguments.to_string();
         let outcome =
             self.shared.runner.run(&plan.route.component, name, &arguments, signals, channel, approval).await;
+        audit.ended(audit_end(&outcome, approved.is_cancelled())).await;
         result::to_response(name, outcome)
     }
+}
+
+/// How a call ended, for its audit record; `approved` if the user said yes
+/// (a tool that needs no approval gets `not-required` from the record).
+fn audit_end(outcome: &CallOutcome, approved: bool) -> audit::CallEnd {
+    let verdict = match outcome {
+        _ if approved => audit::Verdict::Approved,
+        CallOutcome::Declined(why) => audit::Verdict::of_decline(why),
+        CallOutcome::HandedOff => audit::Verdict::HandedOff,
+        CallOutcome::Stopped(StopReason::NoAnswer) => audit::Verdict::Timeout,
+        _ => audit::Verdict::Cancelled,
+    };
+    audit::CallEnd { outcome: outcome.label(), reason: outcome.reason(), approval: Some(verdict) }
 }

@@ -80,6 +80,7 @@ pub(crate) async fn serve_until_signal(
         result = &mut serving => return result,
         () = signals.recv() => draining.cancel(),
     }
+    stats.audit().drain(crate::audit::Drain::Signal);
     let calls = stats.snapshot().live_calls;
     tracing::info!(
         calls,

@@ -14,6 +14,7 @@ use anyhow::{Context as _, Result};
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::Drain;
 use crate::mcp::ToolServer;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls};
@@ -33,12 +34,16 @@ pub(crate) async fn serve(
     // On the reactor, not the blocking pool: no thread hand-off per frame.
     let (input, output) = stdio_streams::streams();
     let ledger = Arc::new(Ledger::new(shutdown.clone()));
-    let ending = Ending::new(ledger, eof_drain, server.loaded(), shutdown.clone());
+    let audit = stats.audit().clone();
+    let ending = Ending::new(ledger, eof_drain, server.loaded(), shutdown.clone(), audit.clone());
     let running = tokio::select! {
         running = server.serve(StdioFrames::new(input, output, ending)) => {
             running.context("the MCP session did not start")?
         }
-        () = signals.recv() => return Ok(()),
+        () = signals.recv() => {
+            audit.drain(Drain::Signal);
+            return Ok(());
+        }
     };
     // Keep the session alive while calls stop: dropping it would make rmcp
     // cancel every request as if the client had, before shutdown is seen.
@@ -49,7 +54,10 @@ pub(crate) async fn serve(
             tracing::info!(reason = ?quit.ok(), "session ended");
         }
         // The session's loop runs on: the stopped calls' answers go out.
-        () = signals.recv() => shutdown.cancel(),
+        () = signals.recv() => {
+            audit.drain(Drain::Signal);
+            shutdown.cancel();
+        }
     }
     // Whatever ended the session, stop what is still running and give the
     // calls a bounded time to stop and clean up.

@@ -32,6 +32,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::{AuditLog, Drain};
 use crate::transport::signal::SHUTDOWN_BUDGET;
 
 /// The longest the end of input waits for the components to load before
@@ -177,6 +178,8 @@ pub(crate) struct Ending {
     loaded: watch::Receiver<bool>,
     shutdown: CancellationToken,
     phase: Phase,
+    /// Where the end of input is recorded as a drain.
+    audit: AuditLog,
 }
 
 impl Ending {
@@ -187,8 +190,9 @@ impl Ending {
         drain: Duration,
         loaded: watch::Receiver<bool>,
         shutdown: CancellationToken,
+        audit: AuditLog,
     ) -> Self {
-        Ending { ledger, drain, loaded, shutdown, phase: Phase::Reading }
+        Ending { ledger, drain, loaded, shutdown, phase: Phase::Reading, audit }
     }
 
     /// Whether the input has ended.
@@ -216,6 +220,7 @@ impl Ending {
                 ),
             }
             self.phase = Phase::Loading(Instant::now());
+            self.audit.drain(Drain::Eof);
         }
         loop {
             if let Some(id) = self.ledger.next_unanswerable() {

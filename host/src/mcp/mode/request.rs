@@ -8,6 +8,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tracing::Instrument as _;
 
 use crate::ask::Delivery;
+use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::ToolServer;
 use crate::mcp::tools::CallPlan;
@@ -22,5 +23,5 @@ pub(in crate::mcp) async fn run(
     let caller = &server.caller;
     let channel = caller.channel(&plan, context, Delivery::Requests, context.meta.get_progress_token());
     let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
-    caller.execute(&plan, signals, channel).instrument(span).await
+    caller.execute(&plan, signals, channel, Who::of(context)).instrument(span).await
 }

@@ -13,6 +13,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tracing::Instrument as _;
 
 use crate::ask::Delivery;
+use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::ToolServer;
 use crate::mcp::tools::CallPlan;
@@ -40,6 +41,7 @@ pub(in crate::mcp) fn start(
     let ttl = plan.route.component.limits.timeout + caller.shared.ask_policy.approval_timeout + TTL_MARGIN;
     let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);
     let (tool, scopes) = (plan.spec().name.clone(), plan.route.scopes.clone());
+    let who = Who::of(context);
     let calls = server.calls(context);
     let task = calls.tasks.spawn(options, move |task| {
         Box::pin(
@@ -49,7 +51,7 @@ pub(in crate::mcp) fn start(
                 let channel = make_channel(task.clone(), signals.unanswered.clone());
                 // In a task of its own: if rmcp drops this future, the guard
                 // below stops the call and it still cleans up.
-                let run = tokio::spawn(async move { caller.execute(&plan, signals, channel).await });
+                let run = tokio::spawn(async move { caller.execute(&plan, signals, channel, who).await });
                 let _stop_if_dropped = cancel.clone().drop_guard();
                 let mut run = std::pin::pin!(run);
                 let response = tokio::select! {

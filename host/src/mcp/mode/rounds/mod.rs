@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::ask::{AnswerBook, Delivery, Pause, RoundTrips};
+use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
@@ -99,9 +100,10 @@ async fn launch(
         signals: signals.clone(),
         early: None,
     };
+    let who = Who::of(context);
     tokio::spawn(
         async move {
-            let response = caller.execute(&plan, signals, channel).await;
+            let response = caller.execute(&plan, signals, channel, who).await;
             let _ = done_tx.send(response);
         }
         .instrument(span),
