@@ -13,6 +13,8 @@
 //! watch = true                  # as --watch; also watch_interval, watch_tag_interval
 //! no_tiering = true             # as --no-tiering
 //! eof_drain = "5s"              # over stdio: answering what was received once stdin closes
+//! tls_cert = "cert.pem"         # with --http: HTTPS, as --tls-cert, --tls-key (relative to this
+//! tls_key = "key.pem"           # file); or behind_tls_proxy = true, as --behind-tls-proxy
 //!
 //! [server.auth]                 # with --http: as --auth-issuer, --auth-resource, --auth-scopes
 //! issuer = "https://login.example.com/realms/tools"
@@ -20,6 +22,8 @@
 //! scopes = ["tools:call"]      # advertised besides the tools' own
 //! max_calls_per_principal = 32  # as --max-calls-per-principal
 //! max_paused_per_principal = 4  # as --max-paused-per-principal
+//! client_id = "mcp-host"        # opaque tokens, by introspection: as --auth-client-id,
+//! client_secret_file = "secret" # --auth-client-secret-file (relative), --auth-introspection-url
 //!
 //! [defaults]                    # every component, unless it says otherwise
 //! timeout = "30s"
@@ -114,6 +118,9 @@ struct ServerTable {
     #[serde(default, deserialize_with = "text::duration")]
     watch_tag_interval: Option<Duration>,
     auth: Option<auth::AuthTable>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    behind_tls_proxy: Option<bool>,
 }
 
 /// What the whole server runs with.
@@ -163,6 +170,8 @@ pub struct ServerSettings {
     pub no_tiering: bool,
     /// With `--http`: the token every request needs (`--auth-issuer`).
     pub auth: Option<AuthSettings>,
+    /// With `--http`: serve HTTPS with these files (`--tls-cert`, `--tls-key`).
+    pub tls: Option<TlsFiles>,
 }
 
 /// What one component runs with.
@@ -246,11 +255,14 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         } else {
             s.state_key_file.as_ref().map(|path| base.join(path)).or_else(|| args.state_key_file.clone())
         },
-        auth: auth::resolve(args, s.auth.as_ref(), &given).with_context(|| match &args.config {
+        auth: auth::resolve(args, s.auth.as_ref(), &given, &base).with_context(|| match &args.config {
             Some(path) => format!("{}: [server.auth]", path.display()),
             None => "--auth-issuer".to_string(),
         })?,
+        tls: tls::files(args, s.tls_cert.as_ref(), s.tls_key.as_ref(), &base)?,
     };
+    let behind_tls_proxy = args.access.behind_tls_proxy || s.behind_tls_proxy.unwrap_or(false);
+    tls::check_exposure(args.http, server.tls.as_ref(), behind_tls_proxy, server.auth.as_ref())?;
 
     let env_files =
         args.env_files.iter().map(|path| EnvGrant::from_file(path)).collect::<Result<Vec<_>>>()?.concat();
@@ -306,3 +318,5 @@ mod component;
 #[cfg(test)]
 mod tests;
 mod text;
+mod tls;
+pub use tls::TlsFiles;

@@ -365,6 +365,7 @@ async fn transport(
                 max_request_memory: limits.max_request_memory,
                 drain_timeout: limits.drain_timeout,
                 auth: limits.auth.clone(),
+                tls: limits.tls.clone(),
             };
             transport::http::serve_until_signal(server, options, signals, shutdown, stats).await
         }

@@ -2,8 +2,11 @@
 //! real wire. The authorization server is the test's own, on loopback: it
 //! serves an RFC 8414 discovery document and a JWKS of Ed25519 keys made
 //! here with ring, and the tokens are signed here with jsonwebtoken. Each
-//! refusal's status and `WWW-Authenticate` are asserted.
+//! refusal's status and `WWW-Authenticate` are asserted. It also answers
+//! token introspection (RFC 7662) for the opaque tokens of
+//! `auth_introspect.rs`, checking the host's client credentials.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -54,12 +57,25 @@ impl Key {
     }
 }
 
-/// The test's authorization server: discovery and a JWKS it can change.
+/// The client id the host introspects as.
+pub(crate) const CLIENT_ID: &str = "mcp-host";
+/// Its secret, with characters that form-encoding must escape (RFC 6749 §2.3.1).
+pub(crate) const CLIENT_SECRET: &str = "s3cret:with/odd chars";
+/// The `Authorization` the issuer expects for them: base64 of the
+/// form-encoded id and secret.
+const CLIENT_BASIC: &str = "Basic bWNwLWhvc3Q6czNjcmV0JTNBd2l0aCUyRm9kZCtjaGFycw==";
+
+/// The test's authorization server: discovery, a JWKS it can change, and
+/// introspection of the opaque tokens it was told about.
 pub(crate) struct Issuer {
     pub(crate) url: String,
     jwks: Arc<Mutex<Value>>,
     /// JWKS requests served so far.
     fetches: Arc<AtomicUsize>,
+    /// Introspection answers by token; any other token is inactive.
+    opaque: Arc<Mutex<HashMap<String, Value>>>,
+    /// Introspection requests served so far (with good credentials or not).
+    pub(crate) introspections: Arc<AtomicUsize>,
 }
 
 impl Issuer {
@@ -68,29 +84,49 @@ impl Issuer {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let jwks = Arc::new(Mutex::new(Value::Null));
         let fetches = Arc::new(AtomicUsize::new(0));
-        let issuer = Issuer { url: url.clone(), jwks: jwks.clone(), fetches: fetches.clone() };
+        let opaque = Arc::new(Mutex::new(HashMap::new()));
+        let introspections = Arc::new(AtomicUsize::new(0));
+        let issuer = Issuer {
+            url: url.clone(),
+            jwks: jwks.clone(),
+            fetches: fetches.clone(),
+            opaque: opaque.clone(),
+            introspections: introspections.clone(),
+        };
         issuer.publish(keys);
         tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
                 let (url, jwks, fetches) = (url.clone(), jwks.clone(), fetches.clone());
-                let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
-                    let body = match request.uri().path() {
-                        "/.well-known/oauth-authorization-server" => {
-                            Some(json!({ "issuer": url, "jwks_uri": format!("{url}/jwks") }))
+                let (opaque, introspections) = (opaque.clone(), introspections.clone());
+                let service =
+                    hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                        let (url, jwks, fetches) = (url.clone(), jwks.clone(), fetches.clone());
+                        let (opaque, introspections) = (opaque.clone(), introspections.clone());
+                        async move {
+                            let body = match request.uri().path() {
+                                "/.well-known/oauth-authorization-server" => Some(json!({
+                                "issuer": url, "jwks_uri": format!("{url}/jwks"),
+                                "introspection_endpoint": format!("{url}/introspect") })),
+                                "/jwks" => {
+                                    fetches.fetch_add(1, Ordering::SeqCst);
+                                    Some(jwks.lock().unwrap().clone())
+                                }
+                                "/introspect" => {
+                                    introspections.fetch_add(1, Ordering::SeqCst);
+                                    return Ok::<_, Infallible>(introspect(request, &opaque).await);
+                                }
+                                _ => None,
+                            };
+                            Ok(match body {
+                                Some(body) => hyper::Response::new(Full::new(Bytes::from(body.to_string()))),
+                                None => hyper::Response::builder()
+                                    .status(404)
+                                    .body(Full::new(Bytes::new()))
+                                    .unwrap(),
+                            })
                         }
-                        "/jwks" => {
-                            fetches.fetch_add(1, Ordering::SeqCst);
-                            Some(jwks.lock().unwrap().clone())
-                        }
-                        _ => None,
-                    };
-                    let response = match body {
-                        Some(body) => hyper::Response::new(Full::new(Bytes::from(body.to_string()))),
-                        None => hyper::Response::builder().status(404).body(Full::new(Bytes::new())).unwrap(),
-                    };
-                    async move { Ok::<_, Infallible>(response) }
-                });
+                    });
                 tokio::spawn(
                     hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service),
@@ -98,6 +134,17 @@ impl Issuer {
             }
         });
         issuer
+    }
+
+    /// Makes introspection answer `answer` for `token`.
+    pub(crate) fn grant(&self, token: &str, answer: Value) {
+        self.opaque.lock().unwrap().insert(token.to_string(), answer);
+    }
+
+    /// The introspection answer for an active token of `sub` for `RESOURCE`.
+    pub(crate) fn active(&self, sub: &str) -> Value {
+        json!({ "active": true, "sub": sub, "aud": [RESOURCE], "iss": self.url, "client_id": "test-client",
+                "scope": "tools:call", "token_type": "Bearer", "exp": now() + 300 })
     }
 
     fn publish(&self, keys: &[&Key]) {
@@ -110,6 +157,34 @@ impl Issuer {
         json!({ "iss": self.url, "sub": "alice", "aud": RESOURCE, "client_id": "test-client",
                 "scope": "tools:call", "iat": now, "nbf": now, "exp": now + 300 })
     }
+}
+
+/// The introspection endpoint: `401` unless the host's Basic credentials
+/// are right and the body is a form with a token; then the answer granted
+/// for that token, or `{"active": false}`.
+async fn introspect(
+    request: hyper::Request<hyper::body::Incoming>,
+    opaque: &Mutex<HashMap<String, Value>>,
+) -> hyper::Response<Full<Bytes>> {
+    let authorized = request.headers().get("authorization").is_some_and(|value| value == CLIENT_BASIC);
+    let form = request.headers().get("content-type").is_some_and(|value| {
+        value.to_str().unwrap_or_default().starts_with("application/x-www-form-urlencoded")
+    });
+    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let body = String::from_utf8_lossy(&body);
+    let token = body.split('&').find_map(|pair| pair.strip_prefix("token="));
+    let answer = match token {
+        Some(token) if authorized && form => {
+            opaque.lock().unwrap().get(token).cloned().unwrap_or(json!({ "active": false }))
+        }
+        _ => {
+            return hyper::Response::builder()
+                .status(401)
+                .body(Full::new(Bytes::from(r#"{"error":"invalid_client"}"#)))
+                .unwrap();
+        }
+    };
+    hyper::Response::new(Full::new(Bytes::from(answer.to_string())))
 }
 
 pub(crate) fn now() -> u64 {
@@ -191,7 +266,7 @@ pub(crate) async fn init(host: &impl Reachable, token: &str) -> Answer {
 }
 
 /// Asserts a `401` whose challenge points at the metadata, with `error`.
-fn assert_refused(answer: &Answer, host: &HttpHost, error: Option<&str>) {
+pub(crate) fn assert_refused(answer: &Answer, host: &HttpHost, error: Option<&str>) {
     assert_eq!(answer.status, 401, "{answer:?}");
     let challenge = answer.challenge.as_deref().expect("a WWW-Authenticate header");
     let metadata = "resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\"";

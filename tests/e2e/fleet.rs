@@ -260,10 +260,28 @@ fn the_kubernetes_manifests_probe_the_paths_and_port_the_binary_serves() {
     assert!(key.starts_with(&mount), "--state-key-file {} is not under the mount {mount}", key.display());
     assert!(deployment.contains("secretName: mcp-wasm-host-state-key\n            defaultMode: 0400"));
 
+    // Auth is on, its issuer and resource from the environment, filled
+    // from the ConfigMap in auth.yaml; TLS ends in front of the pod.
+    assert!(args.access.behind_tls_proxy, "the Deployment serves auth beyond loopback without TLS");
+    let auth = deploy_file("kubernetes/auth.yaml");
+    for (flag, var, key) in [
+        (&args.access.auth_issuer, "MCP_AUTH_ISSUER", "issuer"),
+        (&args.access.auth_resource, "MCP_AUTH_RESOURCE", "resource"),
+    ] {
+        assert_eq!(flag.as_deref(), Some(format!("$({var})").as_str()));
+        let env = format!(
+            "- name: {var}\n              valueFrom:\n                configMapKeyRef:\n                  \
+             name: mcp-wasm-host-auth\n                  key: {key}"
+        );
+        assert!(deployment.contains(&env), "{var} is not read from the ConfigMap's `{key}`");
+        assert!(text_after(&auth, &format!("{key}:")).starts_with("https://"), "auth.yaml `{key}`");
+    }
+    assert!(auth.contains("name: mcp-wasm-host-auth"));
+
     let service = deploy_file("kubernetes/service.yaml");
     assert!(service.contains("targetPort: http"), "{service}");
     let kustomization = deploy_file("kubernetes/kustomization.yaml");
-    for manifest in ["deployment.yaml", "service.yaml", "pdb.yaml", "hpa.yaml"] {
+    for manifest in ["auth.yaml", "deployment.yaml", "service.yaml", "pdb.yaml", "hpa.yaml"] {
         assert!(kustomization.contains(&format!("- {manifest}")), "{manifest} is not in kustomization.yaml");
         // What selects pods selects these pods.
         let text = deploy_file(&format!("kubernetes/{manifest}"));

@@ -76,10 +76,12 @@ impl HttpHost {
                 }
             });
         }
-        const SERVING: &str = "serving MCP over Streamable HTTP at http://";
+        // `http://` or, with --tls-cert, `https://`.
+        const SERVING: &str = "serving MCP over Streamable HTTP at ";
         // Printed as is, not a log event.
         let line = stderr.wait_for("the host to announce its address", |l| l.text().contains(SERVING)).await;
-        let addr = line.text().split(SERVING).nth(1).unwrap().trim_end_matches("/mcp").parse().unwrap();
+        let url = line.text().split(SERVING).nth(1).unwrap().trim_end_matches("/mcp");
+        let addr = url.split("://").nth(1).unwrap().parse().unwrap();
         // The address comes before the components are loaded; the tests
         // here want a host that is ready.
         stderr.wait_for_event("the components to load", |e| e.message() == "loaded").await;

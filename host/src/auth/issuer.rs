@@ -1,6 +1,6 @@
 //! The host's requests to the authorization server: its discovery document
 //! (RFC 8414, falling back to OpenID Connect discovery) and the JWKS it
-//! names. Each is bounded like the registry's requests: no redirects, at
+//! names (the introspection endpoint it names is [`super::introspect`]'s). Each is bounded like the registry's requests: no redirects, at
 //! most [`MAX_DOCUMENT`] bytes, and [`ISSUER_TIMEOUT`] for the whole fetch,
 //! so an issuer that is down or hostile fails closed instead of hanging.
 
@@ -20,6 +20,17 @@ pub(super) const ISSUER_TIMEOUT: Duration = Duration::from_secs(10);
 pub(super) const MAX_DOCUMENT: usize = 1 << 20;
 /// The most keys kept from one JWKS.
 const MAX_KEYS: usize = 100;
+
+/// The parts of a discovery document the host uses.
+#[derive(Deserialize)]
+struct Discovery {
+    issuer: String,
+    /// RFC 8414 makes it optional: an issuer of opaque tokens only may have none.
+    #[serde(default)]
+    jwks_uri: Option<String>,
+    #[serde(default)]
+    introspection_endpoint: Option<String>,
+}
 
 /// One authorization server.
 pub(super) struct Issuer {
@@ -99,14 +110,28 @@ impl Issuer {
             .with_context(|| format!("authorization server {}", escaped(&self.issuer)))
     }
 
-    /// The `jwks_uri` its discovery document names, after checking that
-    /// the document is this issuer's.
+    /// The `jwks_uri` its discovery document names.
     async fn jwks_uri(&self) -> Result<Url> {
-        #[derive(Deserialize)]
-        struct Discovery {
-            issuer: String,
-            jwks_uri: String,
-        }
+        let uri = self.discover().await?.jwks_uri.context("its discovery document names no jwks_uri")?;
+        Url::parse(&uri).context("its jwks_uri is not a URL")
+    }
+
+    /// The `introspection_endpoint` its discovery document names (RFC 8414
+    /// §2), if any; within [`ISSUER_TIMEOUT`].
+    pub(super) async fn introspection_endpoint(&self) -> Result<Option<Url>> {
+        let found = tokio::time::timeout(ISSUER_TIMEOUT, self.discover())
+            .await
+            .map_err(|_| anyhow!("no answer within {}s", ISSUER_TIMEOUT.as_secs()))?
+            .with_context(|| format!("authorization server {}", escaped(&self.issuer)))?;
+        found
+            .introspection_endpoint
+            .map(|url| Url::parse(&url).context("its introspection_endpoint is not a URL"))
+            .transpose()
+    }
+
+    /// Its discovery document, after checking that the document is this
+    /// issuer's.
+    async fn discover(&self) -> Result<Discovery> {
         let mut failures = Vec::new();
         for url in &self.discovery {
             let body = match self.get(url, "its discovery document").await {
@@ -117,14 +142,14 @@ impl Issuer {
                 }
             };
             let document: Discovery = serde_json::from_slice(&body)
-                .with_context(|| format!("{url}: not a discovery document with `issuer` and `jwks_uri`"))?;
+                .with_context(|| format!("{url}: not a discovery document with an `issuer`"))?;
             if document.issuer != self.issuer {
                 bail!(
                     "{url} names another issuer ({}); tokens from it are not accepted",
                     escaped(&document.issuer)
                 );
             }
-            return Url::parse(&document.jwks_uri).context("its jwks_uri is not a URL");
+            return Ok(document);
         }
         bail!("no discovery document ({})", failures.join("; "))
     }

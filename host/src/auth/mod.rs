@@ -11,16 +11,22 @@
 //! caller's [`Principal`] rides on the request. A refusal is answered by
 //! [`challenge`]; the metadata document is [`metadata`]'s.
 //!
+//! A token that is not a JWT is opaque: with `--auth-client-id` the host
+//! asks the issuer about it ([`introspect`], RFC 7662, its verdicts cached
+//! by the token's hash in [`token_cache`]); without, it is refused.
+//!
 //! The token itself goes nowhere: not into logs, metrics, or anything a
 //! guest sees. Only the principal does.
 
 mod challenge;
 mod fairness;
+mod introspect;
 mod issuer;
 mod keys;
 mod metadata;
 mod scopes;
 mod token;
+mod token_cache;
 
 use anyhow::{Context as _, Result, bail};
 use http::{Method, Response};
@@ -29,6 +35,8 @@ use hyper::body::Bytes;
 use reqwest::Url;
 
 pub use fairness::Fairness;
+pub use introspect::IntrospectionSettings;
+use introspect::{Introspector, Unchecked};
 use keys::{KeyCache, KeyError};
 use metadata::Metadata;
 pub use scopes::{ToolScope, ToolScopes, by_tool as scopes_by_tool, missing as missing_scopes};
@@ -50,6 +58,8 @@ pub struct AuthSettings {
     pub max_calls_per_principal: u32,
     /// Calls one principal may have waiting for the user at once.
     pub max_paused_per_principal: u32,
+    /// How opaque tokens are checked, if they are accepted at all.
+    pub introspection: Option<IntrospectionSettings>,
 }
 
 impl AuthSettings {
@@ -80,6 +90,7 @@ impl AuthSettings {
             tool_scopes: Vec::new(),
             max_calls_per_principal: 32,
             max_paused_per_principal: 4,
+            introspection: None,
         })
     }
 }
@@ -129,6 +140,8 @@ pub struct Gate {
     settings: AuthSettings,
     metadata: Metadata,
     keys: KeyCache,
+    /// With `--auth-client-id`: checks opaque tokens.
+    introspector: Option<Introspector>,
 }
 
 impl Gate {
@@ -136,7 +149,11 @@ impl Gate {
     pub fn new(settings: AuthSettings) -> Result<Self> {
         let metadata = Metadata::new(&settings)?;
         let keys = KeyCache::new(issuer::Issuer::new(&settings.issuer)?);
-        Ok(Gate { settings, metadata, keys })
+        let introspector = match &settings.introspection {
+            Some(introspection) => Some(Introspector::new(introspection.clone(), &settings.issuer)?),
+            None => None,
+        };
+        Ok(Gate { settings, metadata, keys, introspector })
     }
 
     /// The Protected Resource Metadata answer, if `path` is one of its
@@ -172,6 +189,10 @@ impl Gate {
                 "invalid_token",
                 "the token cannot be checked now: the authorization server's keys are unavailable",
             )))),
+            Err(Invalid::IntrospectionDown) => Err(challenge.unauthorized(Some((
+                "invalid_token",
+                "the token cannot be checked now: the authorization server's introspection endpoint is unavailable",
+            )))),
         }
     }
 
@@ -188,6 +209,17 @@ impl Gate {
 
     /// The token's principal, once its signature and claims check out.
     async fn verify(&self, token: &str) -> Result<Principal, Invalid> {
+        if !introspect::is_jwt(token) {
+            let Some(introspector) = &self.introspector else {
+                return Err(Invalid::Token(
+                    "not a JWT, and this server checks no opaque tokens (no introspection configured)",
+                ));
+            };
+            return introspector.check(token, &self.settings).await.map_err(|unchecked| match unchecked {
+                Unchecked::Refused(why) => Invalid::Token(why),
+                Unchecked::IssuerDown => Invalid::IntrospectionDown,
+            });
+        }
         let header = token::header(token).map_err(Invalid::Token)?;
         let key = match self.keys.key_for(header.kid.as_deref(), header.alg).await {
             Ok(key) => key,
@@ -208,6 +240,8 @@ enum Invalid {
     Token(&'static str),
     /// The issuer's keys could not be fetched: fail closed.
     IssuerDown,
+    /// The issuer could not be asked about an opaque token: fail closed.
+    IntrospectionDown,
 }
 
 /// The bearer token in `Authorization`, if the header is there; an error

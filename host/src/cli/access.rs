@@ -1,6 +1,10 @@
 //! Who may call over `--http`, and the record of who did: the OAuth
-//! resource server's flags (`--auth-*`). `[server.auth]` in `--config`
-//! says the same (see `config/auth.rs`).
+//! resource server's flags (`--auth-*`), and the TLS that keeps tokens
+//! secret on the wire (`--tls-*`, `--behind-tls-proxy`). `[server.auth]`
+//! and `[server]` in `--config` say the same (see `config/auth.rs`,
+//! `config/tls.rs`).
+
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -53,4 +57,35 @@ pub struct AccessArgs {
     /// at once (its share of --max-paused); one more is declined at once.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub max_paused_per_principal: u32,
+
+    /// With --auth-issuer: accept opaque (non-JWT) access tokens too,
+    /// checking each by token introspection (RFC 7662) as this OAuth
+    /// client of the issuer. Needs --auth-client-secret-file.
+    #[arg(long, value_name = "ID")]
+    pub auth_client_id: Option<String>,
+
+    /// With --auth-client-id: the file holding its client secret (never
+    /// on the command line).
+    #[arg(long, value_name = "FILE")]
+    pub auth_client_secret_file: Option<PathBuf>,
+
+    /// With --auth-client-id: the introspection endpoint, if the issuer's
+    /// discovery document names none (or another is wanted).
+    #[arg(long, value_name = "URL")]
+    pub auth_introspection_url: Option<String>,
+
+    /// With --http: serve HTTPS with this certificate chain (PEM), reloaded
+    /// when the file changes. Needs --tls-key.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// With --tls-cert: its private key (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+
+    /// With --http: TLS is terminated in front of the host (an ingress, a
+    /// proxy, a mesh). Without it or --tls-cert, --auth-issuer is refused
+    /// on an address beyond loopback (tokens would travel in clear).
+    #[arg(long)]
+    pub behind_tls_proxy: bool,
 }

@@ -1,11 +1,17 @@
 //! `[server.auth]` and `--auth-*`, merged: the command line wins per key.
 
-use anyhow::Result;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
 use serde::Deserialize;
 
 use super::ComponentSettings;
-use crate::auth::AuthSettings;
+use crate::auth::{AuthSettings, IntrospectionSettings};
 use crate::cli::ServeArgs;
+
+/// The largest client secret file read.
+const MAX_SECRET: u64 = 4 << 10;
 
 /// `[server.auth]`: the authorization server and this resource.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -16,24 +22,31 @@ pub(super) struct AuthTable {
     scopes: Option<Vec<String>>,
     max_calls_per_principal: Option<u32>,
     max_paused_per_principal: Option<u32>,
+    introspection_url: Option<String>,
+    client_id: Option<String>,
+    /// Relative to the config file.
+    client_secret_file: Option<PathBuf>,
 }
 
 /// `--auth-*` over `[server.auth]`: none unless an issuer is named, and
-/// then the resource is required.
+/// then the resource is required. `base` is the config file's folder.
 pub(super) fn resolve(
     args: &ServeArgs,
     table: Option<&AuthTable>,
     given: &dyn Fn(&str) -> bool,
+    base: &Path,
 ) -> Result<Option<AuthSettings>> {
     let table = table.cloned().unwrap_or_default();
     let issuer = args.access.auth_issuer.clone().or(table.issuer);
     let resource = args.access.auth_resource.clone().or(table.resource);
     let scopes =
         if given("auth_scopes") { args.access.auth_scopes.clone() } else { table.scopes.unwrap_or_default() };
+    let introspection =
+        introspection(args, table.introspection_url, table.client_id, table.client_secret_file, base)?;
     match (issuer, resource) {
-        (None, None) if scopes.is_empty() => Ok(None),
+        (None, None) if scopes.is_empty() && introspection.is_none() => Ok(None),
         (None, _) => anyhow::bail!(
-            "--auth-resource and --auth-scopes need --auth-issuer (or `issuer` in [server.auth])"
+            "--auth-resource, --auth-scopes and --auth-client-id need --auth-issuer (or `issuer` in [server.auth])"
         ),
         (Some(_), None) => anyhow::bail!(
             "--auth-issuer needs --auth-resource: this server's URL as clients use it \
@@ -41,6 +54,7 @@ pub(super) fn resolve(
         ),
         (Some(issuer), Some(resource)) => {
             let mut settings = AuthSettings::new(issuer, resource, scopes)?;
+            settings.introspection = introspection;
             let access = &args.access;
             let pick =
                 |id: &str, flag: u32, key: Option<u32>| if given(id) { flag } else { key.unwrap_or(flag) };
@@ -75,4 +89,46 @@ pub(super) fn add_tool_scopes(auth: Option<&mut AuthSettings>, components: &[Com
         ),
         None => {}
     }
+}
+
+/// `--auth-client-id`, `--auth-client-secret-file` and
+/// `--auth-introspection-url` over their keys: none without a client id.
+fn introspection(
+    args: &ServeArgs,
+    url: Option<String>,
+    client_id: Option<String>,
+    secret_file: Option<PathBuf>,
+    base: &Path,
+) -> Result<Option<IntrospectionSettings>> {
+    let access = &args.access;
+    let url = access.auth_introspection_url.clone().or(url);
+    let client_id = access.auth_client_id.clone().or(client_id);
+    let secret_file =
+        access.auth_client_secret_file.clone().or_else(|| secret_file.map(|path| base.join(path)));
+    match (client_id, secret_file) {
+        (None, None) if url.is_none() => Ok(None),
+        (Some(client_id), Some(file)) => {
+            IntrospectionSettings::new(url, client_id, read_secret(&file)?).map(Some)
+        }
+        _ => anyhow::bail!(
+            "opaque tokens need all of --auth-client-id and --auth-client-secret-file \
+             (--auth-introspection-url is optional: the issuer's discovery document names its endpoint)"
+        ),
+    }
+}
+
+/// The secret in `path` (at most [`MAX_SECRET`] bytes), without the
+/// trailing newline an editor leaves.
+fn read_secret(path: &Path) -> Result<String> {
+    let what = || format!("cannot read --auth-client-secret-file {}", path.display());
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .with_context(what)?
+        .take(MAX_SECRET + 1)
+        .read_to_string(&mut text)
+        .with_context(what)?;
+    if text.len() as u64 > MAX_SECRET {
+        anyhow::bail!("--auth-client-secret-file {} is larger than {MAX_SECRET} bytes", path.display());
+    }
+    Ok(text.trim_end_matches(['\n', '\r']).to_string())
 }

@@ -19,6 +19,7 @@
 //!   `--http-idle-timeout` or to make room (see [`sessions`]).
 //!
 //! Beside `/mcp`: `/healthz`, `/readyz` and `/metrics` (see [`probes`]).
+//! All of it over HTTPS with `--tls-cert` (see [`tls`]).
 //!
 //! With `--auth-issuer`, `/mcp` admits only requests with a valid access
 //! token, checked before their body is read, and the Protected Resource
@@ -34,6 +35,7 @@ mod bodies;
 mod callers;
 mod probes;
 mod sessions;
+mod tls;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -135,6 +137,8 @@ pub(crate) struct HttpOptions {
     pub drain_timeout: Duration,
     /// With `--auth-issuer`: the token every request to `/mcp` needs.
     pub auth: Option<AuthSettings>,
+    /// With `--tls-cert`: serve HTTPS with these files.
+    pub tls: Option<crate::config::TlsFiles>,
 }
 
 /// The largest request body rmcp accepts (its default, 4 MiB); read here
@@ -192,8 +196,10 @@ async fn serve(
     if !local.ip().is_loopback() && handler.gate.is_none() {
         tracing::warn!(%local, "listening beyond loopback: anyone who can reach this address can call the tools");
     }
+    let tls = options.tls.map(tls::Tls::new).transpose()?.map(Arc::new);
+    let scheme = if tls.is_some() { "https" } else { "http" };
     // Announce the real port (useful with port 0) on stderr, for scripts and tests.
-    eprintln!("mcp-wasm-host: serving MCP over Streamable HTTP at http://{local}/mcp");
+    eprintln!("mcp-wasm-host: serving MCP over Streamable HTTP at {scheme}://{local}/mcp");
 
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1.timer(TokioTimer::new()).header_read_timeout(options.header_timeout);
@@ -225,7 +231,15 @@ async fn serve(
             continue;
         };
         let (http1, handler, shutdown) = (http1.clone(), handler.clone(), shutdown.clone());
-        tokio::spawn(serve_connection(stream, http1, handler, shutdown, slot));
+        match tls.clone() {
+            // The handshake holds the slot, bounded by the header timeout.
+            Some(tls) => tokio::spawn(async move {
+                if let Some(stream) = tls.accept(stream, options.header_timeout).await {
+                    serve_connection(stream, http1, handler, shutdown, slot).await;
+                }
+            }),
+            None => tokio::spawn(serve_connection(stream, http1, handler, shutdown, slot)),
+        };
     }
     // Every connection holds a slot until it has closed: wait for them all.
     let all = u32::try_from(options.max_connections.max(1)).unwrap_or(u32::MAX);
@@ -253,7 +267,7 @@ fn refuse_busy(stream: TcpStream) {
 /// Serves one connection until it closes, or gracefully once `shutdown`
 /// fires; its slot is free again when this returns.
 async fn serve_connection(
-    stream: TcpStream,
+    stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     http1: hyper::server::conn::http1::Builder,
     handler: Arc<Handler>,
     shutdown: CancellationToken,
