@@ -11,13 +11,13 @@
 //! credentials. Every client is rmcp's on protocol 2026-07-28 (one HTTP
 //! request per call, each carrying its token), as in `http_load.rs`.
 //!
-//! Each round, each host in turn answers sequential calls from one client
-//! (p50, p99 over all rounds), then [`IN_FLIGHT`] clients call back to back
-//! for the span, each its own caller with its own token (calls/s, the
-//! median round). The caches are warm when measured: every token is used
-//! in a warm-up first, so the keys are fetched and each opaque token
-//! introspected before the rounds; the issuer counts what it serves during
-//! them. A host without the introspection flags (an older build under
+//! Each round, each host in turn (starting with the next one each round)
+//! answers sequential calls from one client (p50, p99 over all rounds),
+//! then [`IN_FLIGHT`] clients call back to back for the span, each its own
+//! caller with its own token (calls/s, the median round). The caches are
+//! warm when measured: every token is used in a warm-up first, so the keys
+//! are fetched and each opaque token introspected before the rounds; the
+//! issuer counts what it serves during them. A host without the introspection flags (an older build under
 //! `BENCH_HOST_BINARY`) gets no introspection row, and the section says so.
 
 use std::collections::HashSet;
@@ -301,10 +301,12 @@ pub(super) async fn auth(scale: Scale) {
     let mut latencies = vec![Vec::new(); configs.len()];
     let mut rates = vec![Vec::new(); configs.len()];
     let started = Instant::now();
-    for _ in 0..rounds {
-        for (n, clients) in pools.iter().enumerate() {
-            latencies[n].extend(sequential(&clients[0], per_round).await);
-            rates[n].push(load(clients, scale.http_span).await.0);
+    for round in 0..rounds {
+        // Each round starts with another host, so none always follows the
+        // same neighbour's burst.
+        for n in (0..pools.len()).map(|i| (i + round) % pools.len()) {
+            latencies[n].extend(sequential(&pools[n][0], per_round).await);
+            rates[n].push(load(&pools[n], scale.http_span).await.0);
         }
     }
     let measured_for = started.elapsed();
