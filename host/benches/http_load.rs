@@ -22,13 +22,13 @@ use crate::{Samples, ms, native};
 const CONNECTIONS: usize = 64;
 
 /// A server over HTTP: the child and its `/mcp` URL.
-struct Server {
+pub(crate) struct Server {
     _child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 /// Starts `command` and waits for the address it announces on stderr.
-async fn announced(mut command: Command) -> Server {
+pub(crate) async fn announced(mut command: Command) -> Server {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -73,7 +73,7 @@ async fn client(url: &str) -> RunningService<RoleClient, ()> {
 
 /// Every client calls `echo` back to back for `span`: the calls per second
 /// over all of them, and each call's latency.
-async fn load(clients: &[Arc<RunningService<RoleClient, ()>>], span: Duration) -> (f64, Samples) {
+pub(crate) async fn load(clients: &[Arc<RunningService<RoleClient, ()>>], span: Duration) -> (f64, Samples) {
     let started = Instant::now();
     let tasks: Vec<_> = clients
         .iter()

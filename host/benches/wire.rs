@@ -4,7 +4,9 @@
 //! both with the TypeScript SDK's client (`node_echo.mjs`, needs `node` and
 //! `just setup --with-node`). The `languages` section measures each
 //! language's guest against a native server on that language's official
-//! MCP SDK (`languages.rs`; it needs `just setup --with-node`).
+//! MCP SDK (`languages.rs`; it needs `just setup --with-node`). The `auth`
+//! section measures what authorization costs per call over `--http`, with
+//! the bench's own authorization server on loopback (`auth.rs`).
 //!
 //!     cargo bench -p mcp-wasm-host --bench wire            (full run)
 //!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
@@ -16,6 +18,7 @@
 //!
 //! Prints medians, p99s and ratios; BENCHMARKS.md records the figures.
 
+mod auth;
 #[path = "../../tests/e2e/harness.rs"]
 mod harness;
 mod http_load;
@@ -43,7 +46,7 @@ fn main() {
     // `--only NAME` runs one section: echo, throughput, cancel,
     // cancel-languages, cancel-busy,
     // client, approval, neighbour, startup, fuel, tiering, languages, http,
-    // memory.
+    // auth, memory.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -133,6 +136,9 @@ async fn run(scale: Scale, only: Option<String>) {
     }
     if wanted("http") {
         http_load::http_load(scale.http_rounds, scale.http_span).await;
+    }
+    if wanted("auth") {
+        auth::auth(scale).await;
     }
     if wanted("memory") {
         memory::memory().await;
