@@ -99,7 +99,12 @@ impl ServerHandler for ToolServer {
         if let Some(needed) = tools.scopes_of(&request.name) {
             // New calls and follow-ups alike (the HTTP layer answered 403
             // already where it could).
-            access::check_scopes(&request.name, &needed, &context)?;
+            if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
+                let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+                let audit = self.caller.shared.runner.stats().audit();
+                audit.refused(Who::of(&context), &request.name, &arguments, "insufficient-scope").await;
+                return Err(refusal);
+            }
         }
         if let Some(state) = request.request_state.take() {
             // A follow-up to a paused call (2026-07-28): it carries the answer.
