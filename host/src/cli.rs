@@ -12,9 +12,11 @@ use crate::sandbox::grants::{DirGrant, EnvGrant, HostGrant};
 mod access;
 mod call;
 mod command;
+mod offer;
 pub use access::AccessArgs;
 pub use call::CallArgs;
 pub use command::Command;
+pub use offer::OfferArgs;
 
 /// Serve WebAssembly component tools to any MCP client, each call sandboxed.
 ///
@@ -283,6 +285,11 @@ pub struct ServeArgs {
     /// Who may call over --http, and the record of who did.
     #[command(flatten)]
     pub access: AccessArgs,
+
+    /// Which tools the components offer, under which names, with which
+    /// wasi:config values.
+    #[command(flatten)]
+    pub offer: OfferArgs,
 
     /// With --http: sessions that may exist at once. When all are taken, a
     /// new session closes the one idle the longest; if every session is

@@ -1,6 +1,7 @@
-//! Loading a tool component: compile (or fetch from the compile cache), check
-//! that it implements the `mcp:tool` contract with only imports the host
-//! provides, pre-instantiate it once, and read its tool list.
+//! Loading a tool component: compile (or fetch from the compile cache),
+//! tell its kind — written for the `mcp:tool` contract, or plain functions
+//! (`crate::plain`) — check that it needs only imports the host provides,
+//! pre-instantiate it once, and read its tool list.
 //!
 //! Every problem here is reported before the server starts serving, naming
 //! the file and saying what to do about it.
@@ -10,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use serde_json::Value;
 use wasmtime::component::{Component, Linker};
 
 use crate::approval::ApprovalRules;
@@ -18,25 +18,30 @@ use crate::ask::CallChannel;
 use crate::auth::ToolScopes;
 use crate::cache::CacheOutcome;
 use crate::cancellation::CallCancellation;
-use crate::contract::types::{Annotations, ToolInfo};
+use crate::contract::types::ToolInfo;
 use crate::contract::{CONTRACT_VERSION, ToolComponentPre};
 use crate::engine::Tier;
 use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 use crate::log_text::escaped;
+use crate::plain::{self, PlainCode};
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::guest_pool::GuestPool;
-use crate::schema::{SCHEMA_LIMITS, Schema};
 use crate::store::{CallState, Guest};
 use crate::tiering::{BaselineCode, Compiler};
+use crate::tool_name::MAX_TOOLS;
 
 mod ahead;
 mod behind;
 mod checks;
+mod code;
+mod spec;
 
 pub use ahead::Ahead;
 pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
+pub use code::{Code, Kind};
+pub use spec::{ToolSpec, offer};
 
 /// How long a compile may take before the log says one is under way.
 const SAY_COMPILING_AFTER: Duration = Duration::from_millis(300);
@@ -50,8 +55,9 @@ pub struct ToolComponent {
     pub name: String,
     /// Where it was loaded from.
     pub path: PathBuf,
-    /// Imports resolved once; each call only allocates and initialises.
-    pub pre: ToolComponentPre<CallState>,
+    /// Its code, by kind; imports resolved once, so each call only
+    /// allocates and initialises.
+    pub code: Code,
     /// The tools it offers, in its own order.
     pub tools: Vec<ToolSpec>,
     /// What its calls may see (files, environment).
@@ -69,25 +75,6 @@ pub struct ToolComponent {
     pub ahead: Ahead,
     /// How its calls' stores are dropped: behind the response when slow to.
     pub behind: Behind,
-}
-
-/// One tool as declared by its component, with its input schema compiled.
-#[derive(Clone)]
-pub struct ToolSpec {
-    /// Unique tool name.
-    pub name: String,
-    /// Display name.
-    pub title: Option<String>,
-    /// What the tool does.
-    pub description: Option<String>,
-    /// JSON Schema of the arguments (always an object schema), bounded.
-    pub input: Arc<Schema>,
-    /// JSON Schema of the structured result, if declared, bounded.
-    pub output: Option<Arc<Schema>>,
-    /// Behaviour hints.
-    pub annotations: Annotations,
-    /// The component's own word on whether calls need the user's approval.
-    pub needs_approval: Option<bool>,
 }
 
 /// Why a component cannot be served. Each says what to do about it.
@@ -128,6 +115,12 @@ pub enum LoadError {
          against wit/ with world `tool-component`): {0}"
     )]
     NotATool(String),
+    /// Neither the contract nor a function that can be called from JSON.
+    #[error(
+        "it offers no tools: it does not export mcp:tool/tool, and none of its exported functions can \
+         be called from JSON{0}"
+    )]
+    NoTools(String),
 }
 
 impl ToolComponent {
@@ -174,36 +167,27 @@ impl ToolComponent {
         } else if compiled.cache == CacheOutcome::Miss {
             tracing::info!(component = %shown, tier = "optimized", compile_ms, "compiled and cached");
         }
-        check_contract_version(&compiled.component, compiled.component.engine())
-            .with_context(|| shown.to_string())?;
-        let pre =
-            pre_instantiate(&compiled.component, &compiled.linker).with_context(|| shown.to_string())?;
-
+        let engine = compiled.component.engine();
+        check_contract_version(&compiled.component, engine).with_context(|| shown.to_string())?;
         let name = path
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| "component".into());
-        let infos = list_tools(&pre, guests).await.with_context(|| format!("{shown}: list-tools failed"))?;
-        if infos.len() > MAX_TOOLS {
-            bail!(
-                "{shown} offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
-                infos.len()
-            );
-        }
-        let tools = infos
-            .into_iter()
-            .map(|info| {
-                // The name is the component's: quoted escaped and cut, like
-                // all outside text in errors (a forged one is why it is refused).
-                let tool_name = escaped(info.name.clone()).to_string();
-                ToolSpec::from_info(info)
-                    .with_context(|| format!("{shown}: tool `{tool_name}` is declared wrongly"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let (code, tools) = if plain::is_contract(&compiled.component, engine) {
+            let pre =
+                pre_instantiate(&compiled.component, &compiled.linker).with_context(|| shown.to_string())?;
+            let infos =
+                list_tools(&pre, guests).await.with_context(|| format!("{shown}: list-tools failed"))?;
+            (Code::Contract(pre), contract_tools(infos, &shown.to_string())?)
+        } else {
+            plain_code(&bytes, &compiled.component, &compiled.linker)
+                .await
+                .with_context(|| shown.to_string())?
+        };
         Ok(ToolComponent {
             name,
             path: path.to_owned(),
-            pre,
+            code,
             tools,
             grants: Grants::default(),
             limits: CallLimits::default(),
@@ -219,10 +203,20 @@ impl ToolComponent {
     /// `component` (compiled from the same bytes) instead: optimized code
     /// taking over from baseline code.
     pub fn with_code(&self, component: &Component, linker: &Linker<CallState>) -> Result<ToolComponent> {
+        let code = match &self.code {
+            Code::Contract(_) => Code::Contract(pre_instantiate(component, linker)?),
+            Code::Plain(plain) => Code::Plain(PlainCode::new(
+                linker
+                    .instantiate_pre(component)
+                    .map_err(|err| LoadError::MissingImport(format!("{err:#}")))?,
+                &plain.functions(),
+                plain.left_out().to_vec(),
+            )?),
+        };
         Ok(ToolComponent {
             name: self.name.clone(),
             path: self.path.clone(),
-            pre: pre_instantiate(component, linker)?,
+            code,
             tools: self.tools.clone(),
             grants: self.grants.clone(),
             limits: self.limits.clone(),
@@ -233,6 +227,85 @@ impl ToolComponent {
             behind: Behind::default(),
         })
     }
+}
+
+impl ToolComponent {
+    /// The name the component knows tool `name` by (`name` without the
+    /// component's prefix).
+    pub fn guest_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.tools.iter().find(|spec| spec.name == name).map_or(name, |spec| spec.guest_name.as_str())
+    }
+}
+
+/// A contract component's tools, as its `list-tools` declared them.
+fn contract_tools(infos: Vec<ToolInfo>, shown: &str) -> Result<Vec<ToolSpec>> {
+    if infos.len() > MAX_TOOLS {
+        bail!(
+            "{shown} offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
+            infos.len()
+        );
+    }
+    infos
+        .into_iter()
+        .map(|info| {
+            // The name is the component's: quoted escaped and cut, like
+            // all outside text in errors (a forged one is why it is refused).
+            let tool_name = escaped(info.name.clone()).to_string();
+            ToolSpec::from_info(info)
+                .with_context(|| format!("{shown}: tool `{tool_name}` is declared wrongly"))
+        })
+        .collect()
+}
+
+/// A plain component's code and tools, from its WIT. A function that
+/// cannot be a tool is left out with a log line saying why; a component
+/// left with none is refused, naming them.
+async fn plain_code(
+    bytes: &Arc<[u8]>,
+    component: &Component,
+    linker: &Linker<CallState>,
+) -> Result<(Code, Vec<ToolSpec>)> {
+    // Reading the WIT validates the component again: seconds for a large
+    // interpreter, so not on an async worker.
+    let bytes = bytes.clone();
+    let derived = tokio::task::spawn_blocking(move || plain::derive(&bytes)).await??;
+    let mut left_out = derived.left_out;
+    let mut functions = Vec::new();
+    let mut tools = Vec::new();
+    for (function, info) in derived.functions.into_iter().zip(derived.infos) {
+        match ToolSpec::from_info(info) {
+            Ok(spec) => {
+                functions.push(function);
+                tools.push(spec);
+            }
+            Err(err) => left_out.push(plain::LeftOut { function: function.tool, why: format!("{err:#}") }),
+        }
+    }
+    for function in &functions {
+        let export = function.interface.as_deref().map_or(String::new(), |interface| format!("{interface}#"));
+        tracing::debug!(tool = %function.tool, function = %escaped(format!("{export}{}", function.name)), "served as a tool");
+    }
+    for gone in &left_out {
+        tracing::info!(function = %escaped(&gone.function), reason = %gone.why, "not served as a tool");
+    }
+    if tools.is_empty() {
+        let named = left_out
+            .iter()
+            .take(8)
+            .map(|gone| format!("`{}`: {}", escaped(&gone.function), gone.why))
+            .collect::<Vec<_>>();
+        let named = if named.is_empty() { String::new() } else { format!(" ({})", named.join("; ")) };
+        return Err(LoadError::NoTools(named).into());
+    }
+    if tools.len() > MAX_TOOLS {
+        bail!(
+            "it offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
+            tools.len()
+        );
+    }
+    let pre =
+        linker.instantiate_pre(component).map_err(|err| LoadError::MissingImport(format!("{err:#}")))?;
+    Ok((Code::Plain(PlainCode::new(pre, &functions, left_out)?), tools))
 }
 
 /// Resolves the component's imports once, so each call only instantiates.
@@ -257,6 +330,7 @@ fn compile_error(err: anyhow::Error) -> LoadError {
 }
 
 async fn list_tools(pre: &ToolComponentPre<CallState>, guests: &GuestPool) -> Result<Vec<ToolInfo>> {
+    let code = Code::Contract(pre.clone());
     let budget = StoreBudget {
         fuel: Some(1_000_000_000),
         max_memory: 64 << 20,
@@ -265,7 +339,7 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, guests: &GuestPool) -> Re
     };
     let channel = CallChannel::detached(Arc::default());
     let mut guest = Guest::new(
-        pre,
+        &code,
         &Grants::default(),
         &budget,
         CallCancellation::new(),
@@ -276,104 +350,5 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, guests: &GuestPool) -> Re
     match tokio::time::timeout(LIST_TOOLS_TIMEOUT, run).await {
         Ok(result) => Ok(result?),
         Err(_) => bail!("it did not return within {LIST_TOOLS_TIMEOUT:?}"),
-    }
-}
-
-impl ToolSpec {
-    fn from_info(info: ToolInfo) -> Result<ToolSpec> {
-        if !is_valid_tool_name(&info.name) {
-            bail!("tool names must be 1-128 characters of A-Z a-z 0-9 _ - .");
-        }
-        let input = Schema::load(&info.input_schema, &SCHEMA_LIMITS).context("input-schema")?;
-        if input.json.get("type").and_then(Value::as_str) != Some("object") {
-            bail!("input-schema must have \"type\": \"object\" (MCP tool arguments are objects)");
-        }
-        let output = info
-            .output_schema
-            .as_deref()
-            .map(|text| Schema::load(text, &SCHEMA_LIMITS).context("output-schema"))
-            .transpose()?;
-        let text_limit = |what: &str, text: &Option<String>, limit: usize| match text {
-            Some(text) if text.len() > limit => {
-                bail!("its {what} is {} bytes, more than the {limit} the host accepts", text.len())
-            }
-            _ => Ok(()),
-        };
-        text_limit("title", &info.title, MAX_TITLE)?;
-        text_limit("description", &info.description, MAX_DESCRIPTION)?;
-        Ok(ToolSpec {
-            name: info.name,
-            title: info.title,
-            description: info.description,
-            input: Arc::new(input),
-            output: output.map(Arc::new),
-            annotations: info.annotations,
-            needs_approval: info.needs_approval,
-        })
-    }
-}
-
-/// Longest tool title the host lists, in bytes.
-const MAX_TITLE: usize = 1 << 10;
-/// Longest tool description the host lists, in bytes.
-const MAX_DESCRIPTION: usize = 16 << 10;
-/// Most tools one component may offer.
-const MAX_TOOLS: usize = 1024;
-
-/// MCP's recommended tool-name alphabet (2025-11-25, "Tool names").
-fn is_valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A tool `t` declaring `input_schema` and `output_schema`.
-    fn info(input_schema: &str, output_schema: Option<&str>) -> ToolInfo {
-        let annotations =
-            Annotations { read_only: None, destructive: None, idempotent: None, open_world: None };
-        ToolInfo {
-            name: "t".into(),
-            title: None,
-            description: Some("d".into()),
-            input_schema: input_schema.into(),
-            output_schema: output_schema.map(Into::into),
-            annotations,
-            needs_approval: None,
-        }
-    }
-
-    fn tool_spec(output_schema: Option<&str>) -> ToolSpec {
-        let input = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
-        ToolSpec::from_info(info(input, output_schema)).unwrap()
-    }
-
-    #[test]
-    fn a_tool_keeps_its_bounded_schemas() {
-        let spec = tool_spec(Some(r#"{"type":"object","properties":{"sum":{"type":"number"}}}"#));
-        assert!(spec.input.first_violation(&serde_json::json!({ "n": 1 })).is_none());
-        let error = spec.input.first_violation(&serde_json::json!({ "n": "one" })).unwrap();
-        assert!(error.starts_with("/n: "), "{error}");
-        assert!(spec.output.is_some());
-        assert!(tool_spec(None).output.is_none());
-    }
-
-    #[test]
-    fn schemas_that_are_not_object_schemas_are_refused() {
-        let mut info = info(r#"{"type":"string"}"#, None);
-        assert!(ToolSpec::from_info(info.clone()).is_err());
-        info.input_schema = "{not json".into();
-        assert!(ToolSpec::from_info(info).is_err());
-    }
-
-    #[test]
-    fn tool_names_follow_the_mcp_alphabet() {
-        assert!(is_valid_tool_name("echo"));
-        assert!(is_valid_tool_name("files.read_v2-beta"));
-        assert!(!is_valid_tool_name(""));
-        assert!(!is_valid_tool_name("has space"));
-        assert!(!is_valid_tool_name(&"x".repeat(129)));
     }
 }

@@ -66,8 +66,8 @@ use crate::approval::ApprovalRules;
 use crate::auth::{AuthSettings, ToolScopes};
 use crate::cli::ServeArgs;
 use crate::limits::CallLimits;
-use crate::sandbox::grants::{EnvGrant, Grants};
-use component::{ComponentTable, component};
+use crate::sandbox::grants::{ConfigVar, EnvGrant, Grants};
+use component::{ComponentTable, SecretFiles, component};
 use text::{line_of, located};
 
 /// The file as written.
@@ -198,6 +198,11 @@ pub struct ComponentSettings {
     pub approvals: ApprovalRules,
     /// The scopes its tools need (with `--auth-issuer`).
     pub scopes: ToolScopes,
+    /// Only these of its tools are served, by the component's own names
+    /// (`None`: all).
+    pub tools: Option<Vec<String>>,
+    /// Put before each of its tool names (`""`: none).
+    pub prefix: String,
 }
 
 /// The command line and the config file, merged.
@@ -273,8 +278,18 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
     let behind_tls_proxy = args.access.behind_tls_proxy || s.behind_tls_proxy.unwrap_or(false);
     tls::check_exposure(args.http, server.tls.as_ref(), behind_tls_proxy, server.auth.as_ref())?;
 
-    let env_files =
-        args.env_files.iter().map(|path| EnvGrant::from_file(path)).collect::<Result<Vec<_>>>()?.concat();
+    let secrets = SecretFiles {
+        env: args
+            .env_files
+            .iter()
+            .map(|path| EnvGrant::from_file(path))
+            .collect::<Result<Vec<_>>>()?
+            .concat(),
+        config: (args.offer.config_var_files.iter())
+            .map(|path| ConfigVar::from_file(path))
+            .collect::<Result<Vec<_>>>()?
+            .concat(),
+    };
     if file.defaults.path.is_some() || file.defaults.oci.is_some() {
         anyhow::bail!(
             "{name}: [defaults] cannot name a `path` or `oci`; put each component in a [[component]] table"
@@ -286,7 +301,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         .map(|path| {
             component(
                 args,
-                &env_files,
+                &secrets,
                 &given,
                 path.clone(),
                 None,
@@ -306,16 +321,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
             (Some(_), Some(_)) => anyhow::bail!("{origin}: this [[component]] has both `path` and `oci`"),
             (None, None) => anyhow::bail!("{origin}: this [[component]] has no `path` (or `oci`)"),
         };
-        components.push(component(
-            args,
-            &env_files,
-            &given,
-            path,
-            Some(origin),
-            table,
-            &file.defaults,
-            &base,
-        ));
+        components.push(component(args, &secrets, &given, path, Some(origin), table, &file.defaults, &base));
     }
     let mut server = server;
     auth::add_tool_scopes(server.auth.as_mut(), &components);

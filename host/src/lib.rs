@@ -26,7 +26,8 @@
 //!   memory budget, guest output, and the lowered guest threads.
 //!
 //! Beside the path: [`cli`] and [`config`] (the command line merged with
-//! `--config`), [`component`] (loading and checking a component),
+//! `--config`), [`component`] (loading and checking a component, of either
+//! kind: the `mcp:tool` contract, or [`plain`] functions as tools),
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
@@ -58,12 +59,14 @@ mod component;
 mod config;
 pub mod contract;
 mod engine;
+mod inspect;
 mod json_size;
 mod limits;
 mod loader;
 pub mod log_text;
 mod mcp;
 mod metrics;
+mod plain;
 mod registry;
 mod request_state;
 mod sandbox;
@@ -73,6 +76,7 @@ pub mod shell;
 mod stats;
 mod store;
 mod tiering;
+mod tool_name;
 mod transport;
 mod watch;
 mod wit;
@@ -94,6 +98,8 @@ use crate::sandbox::guest_pool::GuestPool;
 use crate::sandbox::{descriptors, grants};
 use crate::stats::Stats;
 use crate::tiering::Compiler;
+
+pub use inspect::inspect;
 
 /// Builds the server for the components named in `args` (and its
 /// `--config` file), without loading them yet (see [`load_components`]);
@@ -389,28 +395,4 @@ async fn transport(
         }
         None => transport::stdio::serve(server, signals, shutdown, stats, limits.eof_drain).await,
     }
-}
-
-/// `inspect`: loads a component and returns its tools as `tools/list` shows
-/// them; for an `oci://` component also where it came from (`source`: its
-/// digest and the signer whose key verified it).
-pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> Result<serde_json::Value> {
-    // The serving defaults, so the compiled artifact it caches is the one a
-    // later `serve` with default flags loads.
-    // Optimized code only (no tiering): that is what the cache keeps.
-    let mut argv =
-        vec!["mcp-wasm-host".as_ref(), "--no-tiering".as_ref(), "--component".as_ref(), path.as_os_str()];
-    if let Some(key) = key {
-        argv.extend(["--require-signature".as_ref(), key.as_os_str()]);
-    }
-    let args = cli::Cli::parse_args(argv)?.serve;
-    let mut settings = config::resolve(&args)?;
-    let pulled = pull_components(&args, &mut settings).await?;
-    let (server, loader) = build_server(&args, &mut settings, CancellationToken::new(), Arc::default())?;
-    load_components(&server, &loader, &settings).await?;
-    let mut listing = serde_json::json!({ "tools": server.tools() });
-    if let Some(source) = pulled.first() {
-        listing["source"] = serde_json::to_value(source)?;
-    }
-    Ok(listing)
 }

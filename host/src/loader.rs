@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context as _, Result, anyhow};
 
 use crate::call::CallRunner;
 use crate::component::ToolComponent;
@@ -37,6 +37,9 @@ impl Loader {
         component.limits = settings.limits.clone();
         component.approvals = settings.approvals.clone();
         component.scopes = settings.scopes.clone();
+        let tools = std::mem::take(&mut component.tools);
+        component.tools = crate::component::offer(tools, settings.tools.as_deref(), &settings.prefix)
+            .with_context(|| component.path.display().to_string())?;
         Ok(component)
     }
 
@@ -93,7 +96,7 @@ impl Loader {
                 return;
             }
             // The baseline engine goes once no component or call holds it.
-            let engine = baseline.pre.engine().weak();
+            let engine = baseline.code.engine().weak();
             drop(baseline);
             let swapped_at = Instant::now();
             while engine.upgrade().is_some() {

@@ -19,11 +19,18 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
+use crate::component::Code;
+use crate::contract::ToolComponentBindings;
 use crate::contract::types::{CallError, CallResult, StopReason, ToolInfo};
-use crate::contract::{ToolComponentBindings, ToolComponentPre};
 use crate::sandbox::grants::Grants;
 use crate::sandbox::{self, Sandbox, SandboxView, StoreBudget};
 use crate::wit::{self, CancellationCtxView, CancellationView, ClientCtxView, ClientView};
+
+/// An instance of a component, by its kind.
+enum Instance {
+    Contract(ToolComponentBindings),
+    Plain(wasmtime::component::Instance),
+}
 
 /// The data of one call's store (or one cleanup's, or one `list-tools`').
 pub struct CallState {
@@ -95,23 +102,23 @@ pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
     Ok(linker)
 }
 
-/// A component's `tool` exports, run in a fresh store: every run of guest
-/// code — listing tools, a call, a cleanup — starts here.
+/// A component's exports, run in a fresh store: every run of guest code —
+/// listing tools, a call, a cleanup — starts here.
 pub struct Guest {
     store: Store<CallState>,
-    pre: ToolComponentPre<CallState>,
+    code: Code,
     /// The instance, when it was made ahead of the call (`component::ahead`).
-    ready: Option<ToolComponentBindings>,
+    ready: Option<Instance>,
     /// How long making the instance took, when the call made it.
     instantiated_in: Option<Duration>,
 }
 
 impl Guest {
-    /// A fresh store for call `call_id` of the component `pre`, with
-    /// `grants` and limited to `budget`. The store comes from `pre`'s own
+    /// A fresh store for call `call_id` of the component `code`, with
+    /// `grants` and limited to `budget`. The store comes from `code`'s own
     /// engine: baseline and optimized code each need theirs.
     pub fn new(
-        pre: &ToolComponentPre<CallState>,
+        code: &Code,
         grants: &Grants,
         budget: &StoreBudget,
         cancellation: CallCancellation,
@@ -120,26 +127,22 @@ impl Guest {
     ) -> Result<Self> {
         let state = CallState { sandbox: Sandbox::new(grants, budget, call_id)?, cancellation, channel };
         Ok(Guest {
-            store: sandbox::new_store(pre.engine(), state, budget)?,
-            pre: pre.clone(),
+            store: sandbox::new_store(code.engine(), state, budget)?,
+            code: code.clone(),
             ready: None,
             instantiated_in: None,
         })
     }
 
-    /// A fresh store with an instance of `pre` already in it, made before
+    /// A fresh store with an instance of `code` already in it, made before
     /// the call it will serve: nothing in it is the call's until [`bind`].
     ///
     /// [`bind`]: Guest::bind
-    pub async fn ahead(
-        pre: &ToolComponentPre<CallState>,
-        grants: &Grants,
-        budget: &StoreBudget,
-    ) -> Result<Self> {
+    pub async fn ahead(code: &Code, grants: &Grants, budget: &StoreBudget) -> Result<Self> {
         let channel = CallChannel::detached(Arc::default());
         let mut guest =
-            Guest::new(pre, grants, budget, CallCancellation::new(), Arc::from("ahead"), channel)?;
-        guest.ready = Some(guest.pre.instantiate_async(&mut guest.store).await?);
+            Guest::new(code, grants, budget, CallCancellation::new(), Arc::from("ahead"), channel)?;
+        guest.ready = Some(guest.instantiate().await?);
         Ok(guest)
     }
 
@@ -162,14 +165,29 @@ impl Guest {
     }
 
     /// The instance made ahead, or a new one in this store.
-    async fn instance(&mut self) -> wasmtime::Result<ToolComponentBindings> {
+    async fn instance(&mut self) -> wasmtime::Result<Instance> {
         if let Some(instance) = self.ready.take() {
             return Ok(instance);
         }
         let started = Instant::now();
-        let instance = self.pre.instantiate_async(&mut self.store).await?;
+        let instance = self.instantiate().await?;
         self.instantiated_in = Some(started.elapsed());
         Ok(instance)
+    }
+
+    async fn instantiate(&mut self) -> wasmtime::Result<Instance> {
+        Ok(match &self.code {
+            Code::Contract(pre) => Instance::Contract(pre.instantiate_async(&mut self.store).await?),
+            Code::Plain(plain) => Instance::Plain(plain.pre.instantiate_async(&mut self.store).await?),
+        })
+    }
+
+    /// The contract's `tool` exports of a new instance.
+    async fn contract(&mut self) -> wasmtime::Result<ToolComponentBindings> {
+        match self.instance().await? {
+            Instance::Contract(bindings) => Ok(bindings),
+            Instance::Plain(_) => Err(wasmtime::format_err!("a plain component has no mcp:tool exports")),
+        }
     }
 
     /// How long this store took to make its instance, if it made one (not
@@ -180,19 +198,31 @@ impl Guest {
 
     /// `tool.list-tools`.
     pub async fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
-        let instance = self.instance().await?;
+        let instance = self.contract().await?;
         instance.mcp_tool_tool().call_list_tools(&mut self.store).await
     }
 
-    /// `tool.call`, with the call's `cancelled` handed to the guest.
+    /// `tool.call`, with the call's `cancelled` handed to the guest; for a
+    /// plain component, the tool's function, its result converted within
+    /// `max_output` bytes.
     pub async fn call(
         &mut self,
         call_id: &str,
         tool: &str,
         arguments: &str,
+        max_output: usize,
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
         self.store.data_mut().sandbox.enter();
-        let instance = self.instance().await?;
+        let instance = match (self.instance().await?, &self.code) {
+            (Instance::Contract(bindings), _) => bindings,
+            (Instance::Plain(instance), Code::Plain(plain)) => {
+                let plain = plain.clone();
+                return plain.call(&mut self.store, &instance, tool, arguments, max_output).await;
+            }
+            (Instance::Plain(_), Code::Contract(_)) => {
+                return Err(wasmtime::format_err!("a contract component made a plain instance"));
+            }
+        };
         let state = self.store.data_mut();
         let cancelled = wit::cancellation::hand_to_guest(state.sandbox.table(), &state.cancellation)?;
         // `json` is a `string` alias, which the bindings take as `&String`.
@@ -203,7 +233,7 @@ impl Guest {
     /// `tool.cleanup` for `call_id`, stopped for `reason`.
     pub async fn cleanup(&mut self, call_id: &str, reason: StopReason) -> wasmtime::Result<()> {
         self.store.data_mut().sandbox.enter();
-        let instance = self.instance().await?;
+        let instance = self.contract().await?;
         instance.mcp_tool_tool().call_cleanup(&mut self.store, call_id, reason).await
     }
 

@@ -31,6 +31,7 @@ mod input_end;
 mod languages;
 mod lifecycle;
 mod limits;
+mod plain;
 mod registry;
 mod registry_harness;
 mod request_state;

@@ -42,7 +42,7 @@ use crate::engine::Epochs;
 use crate::approval::ApprovalQuestion;
 use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
-use crate::component::ToolComponent;
+use crate::component::{Kind, ToolComponent};
 use crate::contract::types::{CallResult, StopReason};
 use crate::limits::HumanDuration;
 use crate::sandbox::StoreBudget;
@@ -206,8 +206,13 @@ impl CallRunner {
         };
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + limits.timeout;
-        let stop =
-            StopSignals { signals, shutdown: self.shutdown.clone(), deadline, grace: limits.cancel_grace };
+        // A plain component has no `cancelled` to watch: waiting for it to
+        // return by itself would only make its stop later.
+        let grace = match component.code.kind() {
+            Kind::Contract => limits.cancel_grace,
+            Kind::Plain => std::time::Duration::ZERO,
+        };
+        let stop = StopSignals { signals, shutdown: self.shutdown.clone(), deadline, grace };
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
@@ -309,15 +314,17 @@ impl CallRunner {
             .guests
             .spawn({
                 let stop_now = stop_now.clone();
+                // The component's own name for the tool (without a prefix).
                 let (call_id, tool, arguments) =
-                    (call_id.to_string(), tool.to_string(), arguments.to_string());
+                    (call_id.to_string(), component.guest_name(tool).to_string(), arguments.to_string());
+                let max_output = limits.max_output;
                 let mut guest = guest;
                 async move {
                     let result = tokio::select! {
                         // A guest told to stop is not resumed.
                         biased;
                         () = stop_now.cancelled() => None,
-                        result = guest.call(&call_id, &tool, &arguments) => Some(result),
+                        result = guest.call(&call_id, &tool, &arguments, max_output) => Some(result),
                     };
                     // The call future is dropped here: a guest still running is stopped.
                     (result, guest)
@@ -364,6 +371,8 @@ impl CallRunner {
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);
+        // A plain component has no `cleanup` to run.
+        let needs_cleanup = needs_cleanup.filter(|_| component.code.kind() == Kind::Contract);
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes, ahead }
     }
 

@@ -81,7 +81,7 @@ impl Ahead {
             Some(mut guest) => (guest.bind(budget, cancellation, call_id, channel).map(|()| guest), true),
             None => {
                 let made =
-                    Guest::new(&component.pre, &component.grants, budget, cancellation, call_id, channel);
+                    Guest::new(&component.code, &component.grants, budget, cancellation, call_id, channel);
                 (made, false)
             }
         }
@@ -148,14 +148,14 @@ fn make(
     guests: &GuestPool,
 ) -> Option<watch::Receiver<bool>> {
     let (done, making) = watch::channel(false);
-    let pre = component.pre.clone();
+    let code = component.code.clone();
     let grants = component.grants.clone();
     let budget = StoreBudget::for_call(&component.limits);
     let name = component.name.clone();
     let started = guests.spawn_ahead(move |place| async move {
         // Bounded like the call it is for: a start function that never
         // returns is dropped at the deadline, like a call would be.
-        let made = tokio::time::timeout(budget.time_limit, Guest::ahead(&pre, &grants, &budget)).await;
+        let made = tokio::time::timeout(budget.time_limit, Guest::ahead(&code, &grants, &budget)).await;
         let made = match made {
             Ok(Ok(guest)) => {
                 tracing::debug!(component = name, "instance made ahead");

@@ -12,7 +12,17 @@ use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::auth::{ToolScopes, scopes_by_tool};
 use crate::cli::ServeArgs;
 use crate::limits::CallLimits;
-use crate::sandbox::grants::{DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
+use crate::sandbox::ConfigVars;
+use crate::sandbox::grants::{ConfigVar, DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
+
+/// What the command line's `--env-file` and `--config-var-file` hold, read
+/// once and added to every component's.
+pub(in crate::config) struct SecretFiles {
+    /// `--env-file` variables.
+    pub(in crate::config) env: Vec<EnvGrant>,
+    /// `--config-var-file` values.
+    pub(in crate::config) config: Vec<ConfigVar>,
+}
 
 /// `[defaults]` and each `[[component]]`: what one component gets.
 #[derive(Debug, Default, Deserialize)]
@@ -63,13 +73,19 @@ pub(super) struct ComponentTable {
     pub(super) required_scopes: Option<Vec<String>>,
     /// With `--auth-issuer`: scopes single tools need besides.
     pub(super) tool_scopes: Option<BTreeMap<String, Vec<String>>>,
+    /// Only these of its tools are served (by the component's names).
+    pub(super) tools: Option<Vec<String>>,
+    /// Put before each of its tool names.
+    pub(super) prefix: Option<String>,
+    /// `[component.config]`: what it reads through `wasi:config/store`.
+    pub(super) config: Option<BTreeMap<String, String>>,
 }
 
 /// One component's settings: command line, then its table, then `[defaults]`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn component(
     args: &ServeArgs,
-    env_files: &[EnvGrant],
+    secrets: &SecretFiles,
     given: &dyn Fn(&str) -> bool,
     path: PathBuf,
     origin: Option<String>,
@@ -97,7 +113,7 @@ pub(super) fn component(
     };
     let fuel = pick!(fuel);
     let mut env = pick!(env);
-    env.extend(env_files.iter().cloned());
+    env.extend(secrets.env.iter().cloned());
     // A key named in the file is relative to the file.
     let signature_key = if given("require_signature") {
         args.require_signature.clone()
@@ -127,6 +143,27 @@ pub(super) fn component(
                 .unwrap_or_else(|| scopes_by_tool(&access.tool_scopes))
         },
     };
+    let offer = &args.offer;
+    let mut config: Vec<(String, String)> = if given("config_vars") {
+        offer.config_vars.iter().map(|var| (var.key.clone(), var.value.clone())).collect()
+    } else {
+        match own.config.as_ref().or(defaults.config.as_ref()) {
+            Some(table) => table.iter().map(|(key, value)| (key.clone(), value.clone())).collect(),
+            None => offer.config_vars.iter().map(|var| (var.key.clone(), var.value.clone())).collect(),
+        }
+    };
+    config.extend(secrets.config.iter().map(|var| (var.key.clone(), var.value.clone())));
+    let tools = if given("tools") {
+        Some(offer.tools.clone())
+    } else {
+        own.tools.clone().or_else(|| defaults.tools.clone()).or_else(|| Some(offer.tools.clone()))
+    }
+    .filter(|tools| !tools.is_empty());
+    let prefix = if given("prefix") {
+        offer.prefix.clone()
+    } else {
+        own.prefix.clone().or_else(|| defaults.prefix.clone()).or_else(|| offer.prefix.clone())
+    };
     let oci = path.to_str().filter(|text| text.starts_with("oci://")).map(String::from);
     ComponentSettings {
         path,
@@ -137,7 +174,8 @@ pub(super) fn component(
             dirs,
             env,
             HostGrants::new(pick!(allow_hosts)).with_private_addresses(pick!(allow_private_addresses)),
-        ),
+        )
+        .with_config(ConfigVars::new(config)),
         limits: CallLimits {
             fuel: (fuel > 0).then_some(fuel),
             timeout: pick!(timeout),
@@ -156,5 +194,7 @@ pub(super) fn component(
         },
         approvals: ApprovalRules { require: pick!(require_approval), no_approval: pick!(no_approval) },
         scopes,
+        tools,
+        prefix: prefix.unwrap_or_default(),
     }
 }

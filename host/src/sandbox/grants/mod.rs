@@ -15,6 +15,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use super::ConfigVars;
 use super::guest_output::GuestOutput;
 use dirs::CapturedDir;
 
@@ -86,34 +87,80 @@ impl std::str::FromStr for EnvGrant {
 }
 
 impl EnvGrant {
-    /// The variables in an env file: `KEY=VALUE` lines; blank lines, `#`
-    /// comments and an `export ` prefix are allowed, and a value in matching
-    /// quotes loses them. A mistake names the file and line, never a value.
+    /// The variables in an env file (`--env-file`; see [`key_values`]).
     pub fn from_file(path: &Path) -> Result<Vec<EnvGrant>> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read --env-file {}", path.display()))?;
-        let mut grants = Vec::new();
-        for (number, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let line = line.strip_prefix("export ").unwrap_or(line);
-            let Some((key, value)) = line.split_once('=') else {
-                bail!("--env-file {} line {}: expected KEY=VALUE", path.display(), number + 1);
-            };
-            let key = key.trim();
-            let valid_key = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-            if !valid_key {
-                bail!("--env-file {} line {}: `{key}` is not a variable name", path.display(), number + 1);
-            }
-            let unquoted = [('"', '"'), ('\'', '\'')].iter().find_map(|(open, close)| {
-                value.strip_prefix(*open).and_then(|rest| rest.strip_suffix(*close))
-            });
-            grants.push(EnvGrant { key: key.into(), value: unquoted.unwrap_or(value).into() });
-        }
-        Ok(grants)
+        let is_name = |key: &str| key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let pairs = key_values(path, "--env-file", is_name)?;
+        Ok(pairs.into_iter().map(|(key, value)| EnvGrant { key, value }).collect())
     }
+}
+
+/// A `KEY=VALUE` setting given on the command line (`--config-var`), for
+/// `wasi:config`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigVar {
+    /// The key.
+    pub key: String,
+    /// Its value.
+    pub value: String,
+}
+
+impl std::str::FromStr for ConfigVar {
+    type Err = String;
+
+    fn from_str(spec: &str) -> Result<Self, String> {
+        match spec.split_once('=') {
+            Some((key, value)) if is_config_key(key) => {
+                Ok(ConfigVar { key: key.into(), value: value.into() })
+            }
+            _ => Err(format!(
+                "`{}`: expected KEY=VALUE, the key of A-Z a-z 0-9 _ - .",
+                crate::log_text::escaped(spec)
+            )),
+        }
+    }
+}
+
+impl ConfigVar {
+    /// The settings in a config file (`--config-file`; see [`key_values`]).
+    pub fn from_file(path: &Path) -> Result<Vec<ConfigVar>> {
+        let pairs = key_values(path, "--config-file", is_config_key)?;
+        Ok(pairs.into_iter().map(|(key, value)| ConfigVar { key, value }).collect())
+    }
+}
+
+fn is_config_key(key: &str) -> bool {
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The `KEY=VALUE` lines of a file given by `flag`, which keeps secrets
+/// out of the process list: blank lines, `#` comments and an `export `
+/// prefix are allowed, and a value in matching quotes loses them. A
+/// mistake names the file and line, never a value.
+fn key_values(path: &Path, flag: &str, valid_key: impl Fn(&str) -> bool) -> Result<Vec<(String, String)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {flag} {}", path.display()))?;
+    let mut pairs = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((key, value)) = line.split_once('=') else {
+            bail!("{flag} {} line {}: expected KEY=VALUE", path.display(), number + 1);
+        };
+        let key = key.trim();
+        if key.is_empty() || !valid_key(key) {
+            let key = crate::log_text::escaped(key);
+            bail!("{flag} {} line {}: `{key}` is not a valid name", path.display(), number + 1);
+        }
+        let unquoted = [('"', '"'), ('\'', '\'')]
+            .iter()
+            .find_map(|(open, close)| value.strip_prefix(*open).and_then(|rest| rest.strip_suffix(*close)));
+        pairs.push((key.to_string(), unquoted.unwrap_or(value).to_string()));
+    }
+    Ok(pairs)
 }
 
 /// Everything the user granted to the tools, applied to every call.
@@ -127,12 +174,19 @@ pub struct Grants {
     pub env: Vec<EnvGrant>,
     /// Hosts tools may reach over `wasi:http`; none means no network at all.
     pub hosts: HostGrants,
+    /// What `wasi:config/store` answers.
+    pub config: ConfigVars,
 }
 
 impl Grants {
     /// These grants; directories are opened by [`Grants::capture`].
     pub fn new(dirs: Vec<DirGrant>, env: Vec<EnvGrant>, hosts: HostGrants) -> Self {
-        Grants { dirs, env, hosts, captured: Arc::default() }
+        Grants { dirs, env, hosts, captured: Arc::default(), config: ConfigVars::default() }
+    }
+
+    /// The same grants, with `config` for `wasi:config/store`.
+    pub fn with_config(self, config: ConfigVars) -> Self {
+        Grants { config, ..self }
     }
 
     /// Opens every granted directory now, once: calls get these handles,

@@ -1,0 +1,168 @@
+//! One tool as the host lists it: its name, description and schemas,
+//! checked and bounded whichever kind of component declared it.
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::Value;
+
+use crate::contract::types::{Annotations, ToolInfo};
+use crate::log_text::escaped;
+use crate::schema::{SCHEMA_LIMITS, Schema};
+use crate::tool_name;
+
+/// One tool as declared by its component, with its input schema compiled.
+#[derive(Clone)]
+pub struct ToolSpec {
+    /// Unique tool name, as clients call it (with the component's
+    /// `prefix`, if it has one).
+    pub name: String,
+    /// The name the component itself knows the tool by.
+    pub guest_name: String,
+    /// Display name.
+    pub title: Option<String>,
+    /// What the tool does.
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (always an object schema), bounded.
+    pub input: Arc<Schema>,
+    /// JSON Schema of the structured result, if declared, bounded.
+    pub output: Option<Arc<Schema>>,
+    /// Behaviour hints.
+    pub annotations: Annotations,
+    /// The component's own word on whether calls need the user's approval.
+    pub needs_approval: Option<bool>,
+}
+
+impl ToolSpec {
+    pub(super) fn from_info(info: ToolInfo) -> Result<ToolSpec> {
+        if !tool_name::is_valid(&info.name) {
+            bail!("tool names must be 1-128 characters of A-Z a-z 0-9 _ - .");
+        }
+        let input = Schema::load(&info.input_schema, &SCHEMA_LIMITS).context("input-schema")?;
+        if input.json.get("type").and_then(Value::as_str) != Some("object") {
+            bail!("input-schema must have \"type\": \"object\" (MCP tool arguments are objects)");
+        }
+        let output = info
+            .output_schema
+            .as_deref()
+            .map(|text| Schema::load(text, &SCHEMA_LIMITS).context("output-schema"))
+            .transpose()?;
+        let text_limit = |what: &str, text: &Option<String>, limit: usize| match text {
+            Some(text) if text.len() > limit => {
+                bail!("its {what} is {} bytes, more than the {limit} the host accepts", text.len())
+            }
+            _ => Ok(()),
+        };
+        text_limit("title", &info.title, MAX_TITLE)?;
+        text_limit("description", &info.description, MAX_DESCRIPTION)?;
+        Ok(ToolSpec {
+            guest_name: info.name.clone(),
+            name: info.name,
+            title: info.title,
+            description: info.description,
+            input: Arc::new(input),
+            output: output.map(Arc::new),
+            annotations: info.annotations,
+            needs_approval: info.needs_approval,
+        })
+    }
+}
+
+/// Longest tool title the host lists, in bytes.
+const MAX_TITLE: usize = 1 << 10;
+/// Longest tool description the host lists, in bytes.
+const MAX_DESCRIPTION: usize = 16 << 10;
+
+/// The tools a component offers once the user's selection (`tools`, by
+/// the component's names) and `prefix` are applied. A selected name the
+/// component does not offer, or a prefixed name outside MCP's rules, is an
+/// error naming it.
+pub fn offer(tools: Vec<ToolSpec>, selection: Option<&[String]>, prefix: &str) -> Result<Vec<ToolSpec>> {
+    if let Some(selection) = selection
+        && let Some(missing) =
+            selection.iter().find(|name| !tools.iter().any(|spec| spec.guest_name == **name))
+    {
+        let offered: Vec<&str> = tools.iter().map(|spec| spec.guest_name.as_str()).collect();
+        bail!(
+            "`tools` names `{}`, which it does not offer (it offers: {})",
+            escaped(missing),
+            offered.join(", ")
+        );
+    }
+    tools
+        .into_iter()
+        .filter(|spec| selection.is_none_or(|selection| selection.contains(&spec.guest_name)))
+        .map(|mut spec| {
+            spec.name = format!("{prefix}{}", spec.guest_name);
+            if !tool_name::is_valid(&spec.name) {
+                bail!(
+                    "with prefix `{}`, tool `{}` would be named `{}`, outside MCP's tool-name rules \
+                     (1-128 of A-Z a-z 0-9 _ - .)",
+                    escaped(prefix),
+                    spec.guest_name,
+                    escaped(&spec.name)
+                );
+            }
+            Ok(spec)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_selection_and_a_prefix_rename_and_filter_the_tools() {
+        let input = r#"{"type":"object"}"#;
+        let named =
+            |name: &str| ToolSpec::from_info(ToolInfo { name: name.into(), ..info(input, None) }).unwrap();
+        let tools = vec![named("echo"), named("add"), named("spin")];
+        let offered = offer(tools.clone(), Some(&["echo".into(), "spin".into()]), "t_").unwrap();
+        let names: Vec<_> =
+            offered.iter().map(|spec| (spec.name.as_str(), spec.guest_name.as_str())).collect();
+        assert_eq!(names, [("t_echo", "echo"), ("t_spin", "spin")]);
+        let err = offer(tools.clone(), Some(&["nope".into()]), "").err().unwrap().to_string();
+        assert!(err.contains("`nope`") && err.contains("echo, add, spin"), "{err}");
+        let err = offer(tools, None, "bad prefix ").err().unwrap().to_string();
+        assert!(err.contains("tool-name rules"), "{err}");
+    }
+
+    /// A tool `t` declaring `input_schema` and `output_schema`.
+    fn info(input_schema: &str, output_schema: Option<&str>) -> ToolInfo {
+        let annotations =
+            Annotations { read_only: None, destructive: None, idempotent: None, open_world: None };
+        ToolInfo {
+            name: "t".into(),
+            title: None,
+            description: Some("d".into()),
+            input_schema: input_schema.into(),
+            output_schema: output_schema.map(Into::into),
+            annotations,
+            needs_approval: None,
+        }
+    }
+
+    fn tool_spec(output_schema: Option<&str>) -> ToolSpec {
+        let input = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+        ToolSpec::from_info(info(input, output_schema)).unwrap()
+    }
+
+    #[test]
+    fn a_tool_keeps_its_bounded_schemas() {
+        let spec = tool_spec(Some(r#"{"type":"object","properties":{"sum":{"type":"number"}}}"#));
+        assert!(spec.input.first_violation(&serde_json::json!({ "n": 1 })).is_none());
+        let error = spec.input.first_violation(&serde_json::json!({ "n": "one" })).unwrap();
+        assert!(error.starts_with("/n: "), "{error}");
+        assert!(spec.output.is_some());
+        assert!(tool_spec(None).output.is_none());
+    }
+
+    #[test]
+    fn schemas_that_are_not_object_schemas_are_refused() {
+        let mut info = info(r#"{"type":"string"}"#, None);
+        assert!(ToolSpec::from_info(info.clone()).is_err());
+        info.input_schema = "{not json".into();
+        assert!(ToolSpec::from_info(info).is_err());
+    }
+}

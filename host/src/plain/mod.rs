@@ -1,0 +1,283 @@
+//! Plain components: components not written for the `mcp:tool` contract,
+//! served with each exported function as a tool.
+//!
+//! A component that exports `mcp:tool/tool` is served through the contract
+//! (`crate::component`); any other is read here. Its tools come from its
+//! WIT types ([`exports`] names them, [`schema`] describes them, with the
+//! docs `wit-component` embeds as `package-docs` when the build kept them),
+//! and each call converts JSON to component values and back ([`values`])
+//! around wasmtime's dynamic `Func::call`.
+//!
+//! The JSON forms, for arguments and results alike:
+//! - integers are JSON integers within the type's range; 64-bit ones are
+//!   also accepted as decimal strings and are always returned as decimal
+//!   strings (JSON numbers lose digits beyond 2^53 in most clients);
+//! - floats are numbers, and `"NaN"`, `"Infinity"`, `"-Infinity"`;
+//! - `char` is a string of one Unicode scalar value;
+//! - `list<u8>` is a base64 string; other lists are arrays;
+//! - `option<T>` is `null` or the value; an option of an option writes
+//!   `some` as `{"some": value}`, so `none` and `some(none)` differ;
+//! - a record is an object of its fields (an `option` field may be left
+//!   out), a tuple an array, an enum a string, flags an array of names;
+//! - a variant is `{"tag": "case", "value": payload}` (no `value` for a
+//!   case without a payload), a nested `result` `{"ok": v}` or `{"err": v}`.
+//!
+//! Parameters are the properties of the arguments object. The structured
+//! result is `{"result": value}`, and its text the value itself when it is
+//! a string, its JSON otherwise. A function returning `result<T, E>` is
+//! fallible: `ok` is the result, `err` an error result (`isError`) whose
+//! text is the error (as JSON unless it is a string).
+
+mod docs;
+mod exports;
+pub mod schema;
+#[cfg(test)]
+mod tests;
+pub mod values;
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::{Map, Value};
+use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
+use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre, Val};
+use wasmtime::{AsContextMut, Engine};
+
+use crate::contract::types::{Annotations, CallError, CallResult, Content, ToolInfo};
+use crate::store::CallState;
+
+pub use exports::LeftOut;
+pub use schema::Outcome;
+
+/// Whether a component is written for the `mcp:tool` contract: it exports
+/// its `tool` interface. Any other component is plain.
+pub fn is_contract(component: &Component, engine: &Engine) -> bool {
+    component.component_type().exports(engine).any(|(name, _)| name.starts_with("mcp:tool/tool@"))
+}
+
+/// One tool of a plain component: which function it calls and how its
+/// result is shown. The same for every compile of the component's bytes.
+#[derive(Clone, Debug)]
+pub struct PlainFunction {
+    /// The tool's name as the component gives it (before any `prefix`).
+    pub tool: String,
+    /// The exported interface the function is in, or `None` at world level.
+    pub interface: Option<String>,
+    /// The function's name.
+    pub name: String,
+    /// How its result is shown.
+    pub outcome: Outcome,
+}
+
+/// What a plain component offers, read from its bytes.
+pub struct Derived {
+    /// Its functions that are tools, in export order.
+    pub functions: Vec<PlainFunction>,
+    /// Their tool declarations (names, descriptions, schemas).
+    pub infos: Vec<ToolInfo>,
+    /// The functions that are not tools, and why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Reads a plain component's tools from its WIT (`bytes`, which wasmtime
+/// has compiled already, so they are a valid component).
+pub fn derive(bytes: &[u8]) -> Result<Derived> {
+    // wit-parser validates the component again and rebuilds its WIT: a
+    // cost once per load, bounded by the component's size. Its docs are
+    // put back by name (`docs`).
+    let (bytes, package_docs) = docs::split(bytes).context("cannot read the component's sections")?;
+    let decoded = wit_parser::decoding::decode(&bytes).context("cannot read the component's WIT types")?;
+    let wit_parser::decoding::DecodedWasm::Component(mut resolve, world) = decoded else {
+        bail!("it is a WIT package, not a component");
+    };
+    if let Some(package_docs) = &package_docs {
+        docs::apply(package_docs, &mut resolve, world);
+    }
+    let (candidates, mut left_out) = exports::candidates(&resolve, world);
+    let mut functions = Vec::new();
+    let mut infos = Vec::new();
+    for candidate in candidates {
+        let path = match &candidate.interface {
+            Some(interface) => format!("{interface}#{}", candidate.function.name),
+            None => candidate.function.name.clone(),
+        };
+        match schema::function(&resolve, candidate.function) {
+            Ok(schemas) => {
+                infos.push(ToolInfo {
+                    name: candidate.tool.clone(),
+                    title: None,
+                    description: candidate
+                        .function
+                        .docs
+                        .contents
+                        .as_ref()
+                        .map(|docs| docs.trim().to_string()),
+                    input_schema: schemas.input.to_string(),
+                    output_schema: schemas.output.map(|schema| schema.to_string()),
+                    annotations: Annotations {
+                        read_only: None,
+                        destructive: None,
+                        idempotent: None,
+                        open_world: None,
+                    },
+                    needs_approval: None,
+                });
+                functions.push(PlainFunction {
+                    tool: candidate.tool,
+                    interface: candidate.interface,
+                    name: candidate.function.name.clone(),
+                    outcome: schemas.outcome,
+                });
+            }
+            Err(why) => left_out.push(LeftOut { function: path, why }),
+        }
+    }
+    Ok(Derived { functions, infos, left_out })
+}
+
+/// A plain component's code: its instance-to-be and where each tool's
+/// function is in it. Made anew for each compile of the component (export
+/// indices belong to one compile).
+pub struct PlainCode {
+    /// Imports resolved once; each call only instantiates.
+    pub pre: InstancePre<CallState>,
+    bound: Vec<Bound>,
+    left_out: Vec<LeftOut>,
+}
+
+/// A tool's function in one compile of the component.
+struct Bound {
+    function: PlainFunction,
+    index: ComponentExportIndex,
+    params: Vec<(String, Type)>,
+    result: Option<Type>,
+}
+
+impl PlainCode {
+    /// Finds `functions` in `pre`'s component (`left_out`: those that are
+    /// not tools, for `inspect`).
+    pub fn new(
+        pre: InstancePre<CallState>,
+        functions: &[PlainFunction],
+        left_out: Vec<LeftOut>,
+    ) -> Result<Arc<PlainCode>> {
+        let component = pre.component();
+        let engine = pre.engine();
+        let ty = component.component_type();
+        let bound = functions
+            .iter()
+            .map(|function| {
+                let (index, func) = find(component, &ty, engine, function)
+                    .with_context(|| format!("cannot find the export of tool `{}`", function.tool))?;
+                Ok(Bound {
+                    function: function.clone(),
+                    index,
+                    params: func.params().map(|(name, ty)| (name.to_string(), ty)).collect(),
+                    result: func.results().next(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(PlainCode { pre, bound, left_out }))
+    }
+
+    /// The component's functions that are not tools, and why.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.left_out
+    }
+
+    /// The tools it binds, to bind them again in another compile.
+    pub fn functions(&self) -> Vec<PlainFunction> {
+        self.bound.iter().map(|bound| bound.function.clone()).collect()
+    }
+
+    /// Calls `tool` on `instance` with `arguments` (a JSON object, checked
+    /// against the tool's schema), its result converted within `max_output`
+    /// bytes. `Err` is a trap (or a stop): the guest failed, not the tool.
+    pub async fn call(
+        &self,
+        mut store: impl AsContextMut<Data = CallState>,
+        instance: &Instance,
+        tool: &str,
+        arguments: &str,
+        max_output: usize,
+    ) -> wasmtime::Result<Result<CallResult, CallError>> {
+        let Some(bound) = self.bound.iter().find(|bound| bound.function.tool == tool) else {
+            return Ok(Err(CallError::UnknownTool(tool.to_string())));
+        };
+        let arguments = match serde_json::from_str::<Map<String, Value>>(arguments) {
+            Ok(arguments) => arguments,
+            Err(err) => return Ok(Err(CallError::InvalidArguments(format!("not a JSON object: {err}")))),
+        };
+        let params = match values::arguments(&bound.params, &arguments) {
+            Ok(params) => params,
+            Err(err) => return Ok(Err(CallError::InvalidArguments(err.to_string()))),
+        };
+        let Some(func) = instance.get_func(&mut store, bound.index) else {
+            return Err(wasmtime::format_err!("the instance has no function for tool `{tool}`"));
+        };
+        let mut results = vec![Val::Bool(false); usize::from(bound.result.is_some())];
+        func.call_async(&mut store, &params, &mut results).await?;
+        let (Some(ty), Some(val)) = (&bound.result, results.first()) else {
+            return Ok(Ok(CallResult { content: Vec::new(), structured_content: None, is_error: false }));
+        };
+        let mut budget = max_output;
+        let (ty, val, failed) = match (bound.function.outcome, ty, val) {
+            (Outcome::Fallible, Type::Result(result), Val::Result(outcome)) => match outcome {
+                Ok(ok) => (result.ok(), ok.as_deref(), false),
+                Err(err) => (result.err(), err.as_deref(), true),
+            },
+            _ => (Some(ty.clone()), Some(val), false),
+        };
+        let json = match (ty, val) {
+            (Some(ty), Some(val)) => match values::to_json(&ty, val, &mut budget) {
+                Ok(json) => json,
+                Err(too_large) => {
+                    return Ok(Err(CallError::Failed(format!("its result is too large: {too_large}"))));
+                }
+            },
+            _ => Value::Null,
+        };
+        let text = match &json {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        if failed {
+            return Ok(Ok(CallResult {
+                content: vec![Content::Text(text)],
+                structured_content: None,
+                is_error: true,
+            }));
+        }
+        let structured = serde_json::json!({ "result": json }).to_string();
+        Ok(Ok(CallResult {
+            content: vec![Content::Text(text)],
+            structured_content: Some(structured),
+            is_error: false,
+        }))
+    }
+}
+
+/// The export index and type of `function` in `component`.
+fn find(
+    component: &Component,
+    ty: &wasmtime::component::types::Component,
+    engine: &Engine,
+    function: &PlainFunction,
+) -> Option<(ComponentExportIndex, ComponentFunc)> {
+    let item = match &function.interface {
+        None => ty.get_export(engine, &function.name)?.ty,
+        Some(interface) => match ty.get_export(engine, interface)?.ty {
+            ComponentItem::ComponentInstance(instance) => instance.get_export(engine, &function.name)?.ty,
+            _ => return None,
+        },
+    };
+    let ComponentItem::ComponentFunc(func) = item else { return None };
+    let index = match &function.interface {
+        None => component.get_export_index(None, &function.name)?,
+        Some(interface) => {
+            let instance = component.get_export_index(None, interface)?;
+            component.get_export_index(Some(&instance), &function.name)?
+        }
+    };
+    Some((index, func))
+}

@@ -1,0 +1,272 @@
+//! Plain components — components not written for the `mcp:tool` contract —
+//! served with their exported functions as tools: `plain-types` is built
+//! from wit-bindgen alone (guest-tools/plain/types). Round trips of every
+//! type through the TypeScript SDK are in tests/ts/plain.test.mjs.
+
+use rmcp::ServiceError;
+use rmcp::model::ErrorCode;
+use serde_json::{Value, json};
+
+use crate::harness::{Host, Start, TestServer, guest, host_binary, no_args, text_of};
+
+fn structured(result: &rmcp::model::CallToolResult) -> Value {
+    result.structured_content.clone().unwrap_or(Value::Null)
+}
+
+async fn round_trip(host: &Host, tool: &str, arguments: Value) -> Value {
+    let result = host.call(tool, arguments.clone()).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{tool}({arguments}): {result:?}");
+    structured(&result)["result"].clone()
+}
+
+#[tokio::test]
+async fn every_exported_function_is_a_tool_and_handles_are_left_out() {
+    let host = Host::start(Start::new("plain-types", &[])).await;
+    let tools = host.client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "bytes",
+            "config",
+            "counters.describe",
+            "crash",
+            "divide",
+            "echo",
+            "fetch",
+            "floats",
+            "integers",
+            "lists",
+            "nothing",
+            "options",
+            "read-file",
+            "shapes",
+            "spin",
+            "text"
+        ]
+    );
+    let integers = tools.iter().find(|tool| tool.name == "integers").unwrap();
+    let properties = &integers.input_schema["properties"];
+    assert_eq!(properties["a"]["maximum"], json!(255));
+    assert_eq!(properties["h"]["minimum"], json!(i64::MIN));
+    assert_eq!(properties["g"]["maximum"], json!(u64::MAX));
+    let output = integers.output_schema.as_ref().expect("a function with a result has an output schema");
+    assert_eq!(output["required"], json!(["result"]));
+    let shapes = tools.iter().find(|tool| tool.name == "shapes").unwrap();
+    assert_eq!(
+        shapes.input_schema["properties"]["s"]["oneOf"].as_array().unwrap().len(),
+        3,
+        "one branch per case"
+    );
+}
+
+#[tokio::test]
+async fn values_of_every_type_come_back_exactly() {
+    let host = Host::start(Start::new("plain-types", &[])).await;
+    let edges = json!({ "a": 255, "b": -128, "c": 65535, "d": -32768, "e": 4294967295u32, "f": -2147483648i32,
+                        "g": "18446744073709551615", "h": "-9223372036854775808" });
+    assert_eq!(
+        round_trip(&host, "integers", edges).await,
+        json!([
+            255,
+            -128,
+            65535,
+            -32768,
+            4294967295u32,
+            -2147483648i32,
+            "18446744073709551615",
+            "-9223372036854775808"
+        ])
+    );
+    // A 64-bit integer sent as a JSON number comes back as a string, digit for digit.
+    let numbers =
+        json!({ "a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 0, "g": 9007199254740993u64, "h": -1 });
+    assert_eq!(round_trip(&host, "integers", numbers).await[6], json!("9007199254740993"));
+    assert_eq!(round_trip(&host, "floats", json!({ "a": 0.1, "b": "NaN" })).await, json!([0.1, "NaN"]));
+    assert_eq!(
+        round_trip(&host, "floats", json!({ "a": "-Infinity", "b": 1e300 })).await,
+        json!(["-Infinity", 1e300])
+    );
+    assert_eq!(
+        round_trip(&host, "text", json!({ "c": "🦀", "s": "héllo\u{0}\n" })).await,
+        json!(["🦀", "héllo\u{0}\n"])
+    );
+    assert_eq!(round_trip(&host, "bytes", json!({ "data": "" })).await, json!(""));
+    assert_eq!(round_trip(&host, "bytes", json!({ "data": "AP+A" })).await, json!("AP+A"));
+    assert_eq!(
+        round_trip(&host, "lists", json!({ "words": [], "matrix": [[], [1, -2]] })).await,
+        json!([[], [[], [1, -2]]])
+    );
+    for (a, b) in
+        [(json!(null), json!(null)), (json!("x"), json!({ "some": null })), (json!(""), json!({ "some": 7 }))]
+    {
+        let back = round_trip(&host, "options", json!({ "a": a, "b": b })).await;
+        assert_eq!(back, json!([a, b]), "options stay apart: none, some(none), some(some(7))");
+    }
+    // Left out, an option parameter is none.
+    assert_eq!(round_trip(&host, "options", json!({})).await, json!([null, null]));
+    for shape in [
+        json!({ "tag": "circle", "value": 1.5 }),
+        json!({ "tag": "rect", "value": { "x": -1, "y": 2 } }),
+        json!({ "tag": "empty" }),
+    ] {
+        let arguments = json!({ "p": { "x": 3, "y": -4 }, "s": shape, "c": "blue", "f": ["exec", "read"] });
+        let back = round_trip(&host, "shapes", arguments).await;
+        assert_eq!(back, json!([{ "x": 3, "y": -4 }, shape, "blue", ["read", "exec"]]));
+    }
+    assert_eq!(text_of(&host.call("echo", json!({ "text": "plain" })).await.unwrap()), "plain");
+    let nothing = host.call("nothing", no_args()).await.unwrap();
+    assert!(nothing.content.is_empty() && nothing.structured_content.is_none(), "{nothing:?}");
+}
+
+#[tokio::test]
+async fn a_result_err_is_an_error_result_and_bad_arguments_are_named() {
+    let host = Host::start(Start::new("plain-types", &[])).await;
+    assert_eq!(round_trip(&host, "divide", json!({ "a": "-9", "b": 2 })).await, json!("-4"));
+    let failed = host.call("divide", json!({ "a": 1, "b": 0 })).await.unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    assert_eq!(text_of(&failed), "division by zero");
+
+    for (arguments, named) in [
+        (json!({ "a": 1 }), "b"),
+        (json!({ "a": "1.5", "b": 1 }), "/a"),
+        (json!({ "a": "99999999999999999999", "b": 1 }), "/a"),
+        (json!({ "a": 1, "b": 1, "c": 1 }), "c"),
+    ] {
+        let err = host.call("divide", arguments.clone()).await.unwrap_err();
+        let ServiceError::McpError(err) = err else {
+            panic!("{arguments}: expected a JSON-RPC error, got {err:?}")
+        };
+        assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{arguments}");
+        assert!(err.message.contains(named), "{arguments}: {}", err.message);
+    }
+    let err = host.call("text", json!({ "c": "ab", "s": "" })).await.unwrap_err();
+    assert!(format!("{err:?}").contains("/c"), "{err:?}");
+    assert_eq!(round_trip(&host, "echo", json!({ "text": "still serving" })).await, json!("still serving"));
+}
+
+#[tokio::test]
+async fn a_spinning_export_is_stopped_at_once_on_cancel_and_at_its_deadline() {
+    // No fuel metering: the deadline, not the fuel, ends the second call.
+    let host = Host::start(Start::new("plain-types", &["--timeout", "2s", "--fuel", "0"])).await;
+    let handle = host.start_call("spin", no_args()).await;
+    host.stderr.wait_for_event("the call started", |event| event.message() == "call started").await;
+    handle.cancel(Some("test cancels".into())).await.unwrap();
+    let ended = host.call_ended("spin").await;
+    assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
+    assert_eq!(ended.bool("forced"), Some(true), "{ended}");
+    assert_eq!(ended.str("cleanup"), None, "a plain component has no cleanup: {ended}");
+    assert!(ended.u64("stop_ms").is_none_or(|ms| ms < 1000), "stopped at once: {ended}");
+
+    let timed_out = host.call("spin", no_args()).await.unwrap();
+    assert_eq!(timed_out.is_error, Some(true), "{timed_out:?}");
+    assert!(text_of(&timed_out).contains("--timeout"), "{timed_out:?}");
+    assert_eq!(round_trip(&host, "echo", json!({ "text": "next" })).await, json!("next"));
+}
+
+#[tokio::test]
+async fn a_trapping_export_is_an_error_and_the_next_call_is_served() {
+    let host = Host::start(Start::new("plain-types", &[])).await;
+    let crashed = host.call("crash", no_args()).await.unwrap();
+    assert_eq!(crashed.is_error, Some(true), "{crashed:?}");
+    assert_eq!(round_trip(&host, "echo", json!({ "text": "after" })).await, json!("after"));
+}
+
+#[tokio::test]
+async fn granted_files_and_hosts_are_reached_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.txt"), "granted").unwrap();
+    let server = TestServer::answering("hello plain").await;
+    let grant = format!("{}::/data:ro", dir.path().display());
+    let allow = format!("127.0.0.1:{}", server.port);
+    let host = Host::start(Start::new("plain-types", &["--dir", &grant, "--allow-host", &allow])).await;
+    assert_eq!(round_trip(&host, "read-file", json!({ "path": "/data/note.txt" })).await, json!("granted"));
+    let outside = host.call("read-file", json!({ "path": "/etc/passwd" })).await.unwrap();
+    assert_eq!(outside.is_error, Some(true), "{outside:?}");
+    let url = format!("http://127.0.0.1:{}/hi", server.port);
+    assert_eq!(round_trip(&host, "fetch", json!({ "url": url })).await, json!("hello plain"));
+    let denied = host.call("fetch", json!({ "url": "http://example.com/" })).await.unwrap();
+    assert_eq!(denied.is_error, Some(true), "{denied:?}");
+}
+
+#[tokio::test]
+async fn wasi_config_values_reach_the_guest_and_a_secret_stays_out_of_ps() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = dir.path().join("config.env");
+    std::fs::write(&secrets, "# API keys\napi_key=\"s3cr3t-value\"\n").unwrap();
+    let secrets = secrets.display().to_string();
+    let host = Host::start(Start::new(
+        "plain-types",
+        &["--config-var", "region=eu-west", "--config-var-file", &secrets],
+    ))
+    .await;
+    assert_eq!(round_trip(&host, "config", json!({ "key": "region" })).await, json!("eu-west"));
+    assert_eq!(round_trip(&host, "config", json!({ "key": "api_key" })).await, json!("s3cr3t-value"));
+    assert_eq!(round_trip(&host, "config", json!({ "key": "unset" })).await, json!(null));
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", host.child.id().unwrap())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("s3cr3t"), "the secret is in the process list");
+}
+
+#[tokio::test]
+async fn both_kinds_serve_side_by_side_with_prefixes_and_selections() {
+    // demo and plain-types both offer `echo`: together they clash...
+    let plain = guest("plain-types").display().to_string();
+    let demo = guest("demo").display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let clash = dir.path().join("clash.toml");
+    std::fs::write(&clash, format!("[[component]]\npath = {demo:?}\n[[component]]\npath = {plain:?}\n"))
+        .unwrap();
+    let refused = std::process::Command::new(host_binary())
+        .args(["--config", clash.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("tool `echo` is offered by both"), "{stderr}");
+
+    // ...and with a prefix and a selection on each, they do not.
+    let config = dir.path().join("both.toml");
+    let text = format!(
+        "[[component]]\npath = {demo:?}\ntools = [\"echo\", \"countdown\"]\nprefix = \"demo.\"\n\
+         [[component]]\npath = {plain:?}\ntools = [\"echo\", \"spin\"]\nprefix = \"wit_\"\n"
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut start = Start::new("demo", &[]);
+    start.args = vec!["--config".into(), config.display().to_string()];
+    let host = Host::start(start).await;
+    let tools = host.client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    names.sort();
+    assert!(
+        names.contains(&"demo.echo") && names.contains(&"wit_echo") && names.contains(&"wit_spin"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"wit_divide") && !names.contains(&"demo.spin"), "{names:?}");
+    assert_eq!(text_of(&host.call("demo.echo", json!({ "text": "a" })).await.unwrap()), "a");
+    assert_eq!(text_of(&host.call("wit_echo", json!({ "text": "b" })).await.unwrap()), "b");
+    assert!(host.call("divide", json!({ "a": 1, "b": 1 })).await.is_err(), "not selected, not callable");
+}
+
+#[test]
+fn inspect_says_which_kind_and_what_a_plain_component_lacks() {
+    let inspect = |name: &str| -> Value {
+        let out = std::process::Command::new(host_binary())
+            .args(["inspect", guest(name).to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let plain = inspect("plain-types");
+    assert_eq!(plain["kind"], json!("plain"));
+    assert!(plain["cancellation"].as_str().unwrap().contains("no `cleanup`"), "{plain:#}");
+    let left_out = plain["left_out"].as_array().unwrap();
+    assert!(
+        left_out.iter().any(|gone| gone["function"].as_str().unwrap().ends_with("counters@0.1.0#make")
+            && gone["why"].as_str().unwrap().contains("resource handle")),
+        "{plain:#}"
+    );
+    assert_eq!(inspect("demo")["kind"], json!("mcp:tool"));
+}
