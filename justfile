@@ -4,6 +4,9 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 host := "target/release/mcp-wasm-host"
+# Where `install-cargo-component` puts cargo-component (a cargo-component
+# 0.21.1 already on PATH is used instead).
+cargo_component_bin := justfile_directory() / ".tools/cargo-component/bin"
 
 # List the recipes.
 default:
@@ -92,10 +95,8 @@ bench: (setup "--with-node") build guests
 
 # Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min):
 # the SDK's bindings and exports work under cargo-component too.
-guest-with-cargo-component:
-    command -v cargo-component >/dev/null && cargo component --version | grep -q 0.21.1 \
-        || cargo install cargo-component@0.21.1 --locked
-    cd guest-tools/demo && env -u CARGO_TARGET_DIR cargo component build --release
+guest-with-cargo-component: install-cargo-component
+    cd guest-tools/demo && env -u CARGO_TARGET_DIR PATH="{{cargo_component_bin}}:$PATH" cargo component build --release
     mkdir -p target/guests
     cp guest-tools/target/wasm32-wasip1/release/demo.wasm target/guests/demo-cargo-component.wasm
     printf '%s\n' \
@@ -104,3 +105,25 @@ guest-with-cargo-component:
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"built by cargo-component"}}}' \
         | {{host}} --component target/guests/demo-cargo-component.wasm | grep '"id":2' | grep -q '"text":"built by cargo-component"'
     @echo "target/guests/demo-cargo-component.wasm: built by cargo-component 0.21.1, served a tools/call" >&2
+
+# guest-tools/plain/template is what `cargo component new --lib` makes, with
+# its src/bindings.rs committed so that plain cargo (xtask) builds it.
+# Regenerate plain/template's bindings with cargo-component 0.21.1, rebuild plain-template.wasm.
+plain-template: install-cargo-component
+    cd guest-tools/plain/template && env -u CARGO_TARGET_DIR PATH="{{cargo_component_bin}}:$PATH" cargo component build --release
+    cd guest-tools && env -u CARGO_TARGET_DIR cargo build --release --target wasm32-wasip2 -p plain-template
+    mkdir -p target/guests
+    cp guest-tools/target/wasm32-wasip2/release/plain_template.wasm target/guests/plain-template.wasm
+    @git diff --quiet -- guest-tools/plain/template/src/bindings.rs \
+        || echo "guest-tools/plain/template/src/bindings.rs changed: commit it" >&2
+    @echo "target/guests/plain-template.wasm: bindings from cargo-component 0.21.1, built by cargo" >&2
+
+# Install cargo-component 0.21.1 into .tools/cargo-component unless it (or
+# the same version on PATH) is there. Takes 10-25 min, so no other recipe
+# needs it: setup does not install it.
+[private]
+install-cargo-component:
+    case "$(PATH="{{cargo_component_bin}}:$PATH" cargo component --version 2>/dev/null)" in \
+        *" 0.21.1") ;; \
+        *) cargo install cargo-component@0.21.1 --locked --root .tools/cargo-component ;; \
+    esac

@@ -10,14 +10,57 @@
 //! It also builds the Python and JavaScript examples (`guest-tools/python`,
 //! `guest-tools/js`) into `target/guests/python-tool.wasm` and
 //! `target/guests/js-tool.wasm` with componentize-py and componentize-js
-//! (installed by `scripts/setup.sh`). They take 15-40 s each, so each is
-//! rebuilt only when its inputs changed: the sources, the WIT and the
-//! toolchain's version, fingerprinted into `NAME.wasm.inputs` beside it.
+//! (see [`componentize`]).
+//!
+//! The plain components in `guest-tools/plain/` (issue 25) do not use the
+//! `mcp:tool` contract: the host serves their exported functions. One per
+//! toolchain, so the tests see what each toolchain really emits:
+//! `plain-types` (wit-bindgen), `plain-template` (cargo-component's
+//! template), `plain-python` (componentize-py), `plain-js` (componentize-js).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
+
+mod componentize;
+mod fingerprint;
+
+/// The guests built with componentize-py.
+const PYTHON_GUESTS: &[componentize::Guest] = &[
+    componentize::Guest {
+        dir: "guest-tools/python",
+        sources: &["app.py", "mcp_tool.py"],
+        wit: "guest-tools/wit-examples",
+        world: "example-tools",
+        output: "python-tool.wasm",
+    },
+    componentize::Guest {
+        dir: "guest-tools/plain/python",
+        sources: &["app.py"],
+        wit: "guest-tools/plain/python/wit",
+        world: "plain-python",
+        output: "plain-python.wasm",
+    },
+];
+
+/// The guests built with componentize-js.
+const JS_GUESTS: &[componentize::Guest] = &[
+    componentize::Guest {
+        dir: "guest-tools/js",
+        sources: &["app.js", "mcp-tool.js", "schema.js"],
+        wit: "guest-tools/wit-examples",
+        world: "example-tools",
+        output: "js-tool.wasm",
+    },
+    componentize::Guest {
+        dir: "guest-tools/plain/js",
+        sources: &["app.js"],
+        wit: "guest-tools/plain/js/wit",
+        world: "plain-js",
+        output: "plain-js.wasm",
+    },
+];
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -35,7 +78,9 @@ fn build_guests(root: &Path) -> Result<()> {
 
     cargo_build(&guests, "wasm32-wasip2")?;
     for name in guest_crates(&guests)? {
-        let built = guests.join(format!("target/wasm32-wasip2/release/{name}.wasm"));
+        // Cargo names a cdylib after its crate, with `_` for `-`.
+        let artifact = name.replace('-', "_");
+        let built = guests.join(format!("target/wasm32-wasip2/release/{artifact}.wasm"));
         let dest = out.join(format!("{name}.wasm"));
         std::fs::copy(&built, &dest).with_context(|| format!("copying {}", built.display()))?;
         println!("built {}", dest.display());
@@ -55,7 +100,8 @@ fn build_guests(root: &Path) -> Result<()> {
         println!("built {}", dest.display());
     }
 
-    cargo_build(&guests, "wasm32-wasip1")?;
+    // Only the demo is wanted for wasip1.
+    cargo_build_in(&guests, "wasm32-wasip1", &["-p", "demo"], "target")?;
     let module = std::fs::read(guests.join("target/wasm32-wasip1/release/demo.wasm"))?;
     let component = wit_component::ComponentEncoder::default()
         .module(&module)?
@@ -69,162 +115,55 @@ fn build_guests(root: &Path) -> Result<()> {
     std::fs::write(&dest, component)?;
     println!("built {}", dest.display());
 
-    build_python(root, &out)?;
-    build_js(root, &out)?;
+    for guest in PYTHON_GUESTS {
+        componentize::python(root, &out, guest)?;
+    }
+    for guest in JS_GUESTS {
+        componentize::js(root, &out, guest)?;
+    }
     Ok(())
 }
 
-/// `target/guests/python-tool.wasm`: guest-tools/python/app.py and its
-/// helper module, built with componentize-py against guest-tools/wit-examples.
-fn build_python(root: &Path, out: &Path) -> Result<()> {
-    let componentize = root.join(".tools/componentize-py/bin/componentize-py");
-    if !componentize.is_file() {
-        bail!("{} is missing: run scripts/setup.sh (`just setup`)", componentize.display());
-    }
-    let source = root.join("guest-tools/python");
-    let wit = root.join("guest-tools/wit-examples");
-    let version = tool_version(Command::new(&componentize).arg("--version"))?;
-    let inputs = [source.join("app.py"), source.join("mcp_tool.py"), wit.clone()];
-    let dest = out.join("python-tool.wasm");
-    if up_to_date(&dest, &inputs, &version)? {
-        return Ok(());
-    }
-    let status = Command::new(&componentize)
-        .current_dir(&source)
-        .arg("--quiet")
-        .arg("-d")
-        .arg(&wit)
-        .args(["-w", "example-tools", "componentize", "app", "-p"])
-        .arg(&source)
-        .arg("-o")
-        .arg(&dest)
-        // Its errors come with a Rust backtrace when this is set.
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("VIRTUAL_ENV")
-        .status()
-        .context("running componentize-py")?;
-    if !status.success() {
-        bail!("componentize-py failed to build {}", dest.display());
-    }
-    record_inputs(&dest, &inputs, &version)?;
-    println!("built {}", dest.display());
-    Ok(())
-}
-
-/// `target/guests/js-tool.wasm`: guest-tools/js/app.js and its helper
-/// modules, built with componentize-js (guest-tools/js/build.mjs).
-fn build_js(root: &Path, out: &Path) -> Result<()> {
-    let source = root.join("guest-tools/js");
-    let installed = source.join("node_modules/@bytecodealliance/componentize-js/package.json");
-    if !installed.is_file() {
-        bail!("{} is missing: run scripts/setup.sh (`just setup`)", installed.display());
-    }
-    let wit = root.join("guest-tools/wit-examples");
-    let version = tool_version(Command::new("node").arg("--version"))?;
-    let inputs = ["app.js", "mcp-tool.js", "schema.js", "build.mjs", "package-lock.json"]
-        .iter()
-        .map(|file| source.join(file))
-        .chain([wit])
-        .collect::<Vec<_>>();
-    let dest = out.join("js-tool.wasm");
-    if up_to_date(&dest, &inputs, &version)? {
-        return Ok(());
-    }
-    let status = Command::new("node")
-        .current_dir(&source)
-        .arg("build.mjs")
-        .arg(&dest)
-        .status()
-        .context("running node (is Node.js installed?)")?;
-    if !status.success() {
-        bail!("componentize-js failed to build {}", dest.display());
-    }
-    record_inputs(&dest, &inputs, &version)?;
-    println!("built {}", dest.display());
-    Ok(())
-}
-
-/// What `command` prints, to tell one toolchain version from another.
-fn tool_version(command: &mut Command) -> Result<String> {
-    let output = command.stderr(Stdio::inherit()).output().context("asking a guest toolchain its version")?;
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-/// Whether `dest` exists and was built from exactly these inputs.
-fn up_to_date(dest: &Path, inputs: &[PathBuf], toolchain: &str) -> Result<bool> {
-    let stamp = dest.with_extension("wasm.inputs");
-    let now = fingerprint(inputs, toolchain)?;
-    let fresh = dest.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|recorded| recorded == now);
-    if fresh {
-        println!("{} is up to date", dest.display());
-    }
-    Ok(fresh)
-}
-
-/// Writes the fingerprint `up_to_date` compares against.
-fn record_inputs(dest: &Path, inputs: &[PathBuf], toolchain: &str) -> Result<()> {
-    std::fs::write(dest.with_extension("wasm.inputs"), fingerprint(inputs, toolchain)?)?;
-    Ok(())
-}
-
-/// A 64-bit FNV-1a hash over the toolchain's version and every input file
-/// (directories walked, symlinks followed), names and contents, in order.
-fn fingerprint(inputs: &[PathBuf], toolchain: &str) -> Result<String> {
-    fn walk(path: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
-        if path.is_dir() {
-            let mut entries: Vec<PathBuf> =
-                std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-            entries.sort();
-            for entry in entries {
-                walk(&entry, files)?;
-            }
-        } else {
-            files.push(path.to_path_buf());
-        }
-        Ok(())
-    }
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for byte in bytes {
-            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    feed(toolchain.as_bytes());
-    for input in inputs {
-        let mut files = Vec::new();
-        walk(input, &mut files)?;
-        for file in files {
-            feed(file.to_string_lossy().as_bytes());
-            feed(&std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?);
-        }
-    }
-    Ok(format!("{hash:016x}\n"))
-}
-
-/// The components of the guest workspace: every folder whose Cargo.toml
+/// The components of the guest workspace, by crate name: every crate in a
+/// folder of `guest-tools/` or of `guest-tools/plain/` whose Cargo.toml
 /// builds a `cdylib` (the SDK, `mcp-tool`, is a library they use).
 fn guest_crates(guests: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(guests)? {
-        let path: PathBuf = entry?.path();
-        let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
-        if manifest.contains("\"cdylib\"") {
-            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+    for parent in [guests.to_path_buf(), guests.join("plain")] {
+        for entry in std::fs::read_dir(&parent)? {
+            let path: PathBuf = entry?.path();
+            let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
+            if manifest.contains("\"cdylib\"") {
+                names.push(
+                    package_name(&manifest)
+                        .with_context(|| format!("no package name in {}", path.display()))?,
+                );
+            }
         }
     }
     names.sort();
     Ok(names)
 }
 
-/// `cargo build --release --target TARGET` in the guest workspace, isolated
-/// from the cargo that runs this task: its own target dir (sharing the
-/// host's deadlocks on the build lock) and none of the inherited variables
-/// that would override the guests' settings.
+/// The `name = "..."` of a manifest's `[package]` (its first `name` key:
+/// every guest manifest starts with `[package]`).
+fn package_name(manifest: &str) -> Option<String> {
+    manifest.lines().find_map(|line| {
+        let value = line.trim().strip_prefix("name")?.trim_start().strip_prefix('=')?.trim();
+        Some(value.strip_prefix('"')?.strip_suffix('"')?.to_string())
+    })
+}
+
+/// `cargo build --release` for `target` in the guest workspace: every member.
 fn cargo_build(guests: &Path, target: &str) -> Result<()> {
     cargo_build_in(guests, target, &[], "target")
 }
 
-/// [`cargo_build`] with extra arguments, into `target_dir` (relative to the guests).
+/// `cargo build --release --target TARGET` in the guest workspace, with
+/// `extra` arguments, into `target_dir` (relative to the guests). Isolated
+/// from the cargo that runs this task: its own target dir (sharing the
+/// host's deadlocks on the build lock) and none of the inherited variables
+/// that would override the guests' settings.
 fn cargo_build_in(guests: &Path, target: &str, extra: &[&str], target_dir: &str) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
