@@ -53,7 +53,14 @@ async fn every_exported_function_is_a_tool_and_handles_are_left_out() {
     assert_eq!(properties["g"]["maximum"], json!(u64::MAX));
     let output = integers.output_schema.as_ref().expect("a function with a result has an output schema");
     assert_eq!(output["required"], json!(["result"]));
+    // Descriptions from the WIT docs (its package-docs section).
+    let echo = tools.iter().find(|tool| tool.name == "echo").unwrap();
+    assert_eq!(echo.description.as_deref(), Some("Returns its text unchanged."));
     let shapes = tools.iter().find(|tool| tool.name == "shapes").unwrap();
+    let point = &shapes.input_schema["properties"]["p"];
+    assert_eq!(point["properties"]["x"]["description"], json!("Horizontal position."), "{point}");
+    let describe = tools.iter().find(|tool| tool.name == "counters.describe").unwrap();
+    assert_eq!(describe.description.as_deref(), Some("Says what this interface is for."));
     assert_eq!(
         shapes.input_schema["properties"]["s"]["oneOf"].as_array().unwrap().len(),
         3,
@@ -217,11 +224,15 @@ async fn both_kinds_serve_side_by_side_with_prefixes_and_selections() {
     let clash = dir.path().join("clash.toml");
     std::fs::write(&clash, format!("[[component]]\npath = {demo:?}\n[[component]]\npath = {plain:?}\n"))
         .unwrap();
-    let refused = std::process::Command::new(host_binary())
+    // stdin stays open (a closed one ends the host before it loads).
+    let mut refusing = std::process::Command::new(host_binary())
         .args(["--config", clash.to_str().unwrap()])
-        .stdin(std::process::Stdio::null())
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let _stdin = refusing.stdin.take();
+    let refused = refusing.wait_with_output().unwrap();
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("tool `echo` is offered by both"), "{stderr}");

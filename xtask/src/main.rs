@@ -83,6 +83,9 @@ fn build_guests(root: &Path) -> Result<()> {
         let built = guests.join(format!("target/wasm32-wasip2/release/{artifact}.wasm"));
         let dest = out.join(format!("{name}.wasm"));
         std::fs::copy(&built, &dest).with_context(|| format!("copying {}", built.display()))?;
+        if name == "plain-types" {
+            add_package_docs(&dest, &guests.join("plain/types/wit"))?;
+        }
         println!("built {}", dest.display());
     }
 
@@ -121,6 +124,22 @@ fn build_guests(root: &Path) -> Result<()> {
     for guest in JS_GUESTS {
         componentize::js(root, &out, guest)?;
     }
+    Ok(())
+}
+
+/// Adds to `component` a `package-docs` section with the docs of the WIT
+/// package in `wit` (the section wit-component defines; the host reads it
+/// in host/src/plain/docs.rs). wit-bindgen builds do not keep their docs,
+/// and hosts that describe plain components add them like this.
+fn add_package_docs(component: &Path, wit: &Path) -> Result<()> {
+    use wasm_encoder::Encode as _;
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_dir(wit)?;
+    let docs = wit_parser::PackageMetadata::extract(&resolve, package).encode()?;
+    let mut bytes = std::fs::read(component)?;
+    bytes.push(0); // a custom section
+    wasm_encoder::CustomSection { name: "package-docs".into(), data: docs.into() }.encode(&mut bytes);
+    std::fs::write(component, bytes)?;
     Ok(())
 }
 

@@ -46,10 +46,10 @@ pub fn split(bytes: &[u8]) -> Result<(Cow<'_, [u8]>, Option<Value>)> {
                 // A version byte (0 or 1), then JSON.
                 docs = section.data().split_first().and_then(|(_, json)| serde_json::from_slice(json).ok());
             }
-            // Nested modules and components are copied whole, unread.
+            // Nested modules and components are copied whole, unread (the
+            // parser has moved past them already).
             Payload::ModuleSection { unchecked_range, .. }
             | Payload::ComponentSection { unchecked_range, .. } => {
-                parser.skip_section();
                 kept.extend_from_slice(&bytes[offset..unchecked_range.end]);
                 offset = unchecked_range.end;
                 continue;
