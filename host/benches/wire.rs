@@ -26,6 +26,7 @@ mod languages;
 mod memory;
 mod native;
 mod node_client;
+mod plain;
 mod tiering;
 
 use std::path::Path;
@@ -46,7 +47,7 @@ fn main() {
     // `--only NAME` runs one section: echo, throughput, cancel,
     // cancel-languages, cancel-busy,
     // client, approval, neighbour, startup, fuel, tiering, languages, http,
-    // auth, memory.
+    // auth, memory, plain.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -139,6 +140,9 @@ async fn run(scale: Scale, only: Option<String>) {
     }
     if wanted("auth") {
         auth::auth(scale).await;
+    }
+    if wanted("plain") {
+        plain::plain(scale).await;
     }
     if wanted("memory") {
         memory::memory().await;

@@ -41,7 +41,7 @@ pub use ahead::Ahead;
 pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
 pub use code::{Code, Kind};
-pub use spec::{ToolSpec, offer};
+pub use spec::{Hints, Offer, ToolSpec};
 
 /// How long a compile may take before the log says one is under way.
 const SAY_COMPILING_AFTER: Duration = Duration::from_millis(300);

@@ -65,6 +65,7 @@ use serde::Deserialize;
 use crate::approval::ApprovalRules;
 use crate::auth::{AuthSettings, ToolScopes};
 use crate::cli::ServeArgs;
+use crate::component::Offer;
 use crate::limits::CallLimits;
 use crate::sandbox::grants::{ConfigVar, EnvGrant, Grants};
 use component::{ComponentTable, SecretFiles, component};
@@ -198,11 +199,8 @@ pub struct ComponentSettings {
     pub approvals: ApprovalRules,
     /// The scopes its tools need (with `--auth-issuer`).
     pub scopes: ToolScopes,
-    /// Only these of its tools are served, by the component's own names
-    /// (`None`: all).
-    pub tools: Option<Vec<String>>,
-    /// Put before each of its tool names (`""`: none).
-    pub prefix: String,
+    /// Which of its tools are served, under which names, with which hints.
+    pub offer: Offer,
 }
 
 /// The command line and the config file, merged.

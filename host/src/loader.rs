@@ -38,8 +38,8 @@ impl Loader {
         component.approvals = settings.approvals.clone();
         component.scopes = settings.scopes.clone();
         let tools = std::mem::take(&mut component.tools);
-        component.tools = crate::component::offer(tools, settings.tools.as_deref(), &settings.prefix)
-            .with_context(|| component.path.display().to_string())?;
+        component.tools =
+            settings.offer.apply(tools).with_context(|| component.path.display().to_string())?;
         Ok(component)
     }
 

@@ -173,6 +173,16 @@ async fn a_spinning_export_is_stopped_at_once_on_cancel_and_at_its_deadline() {
 }
 
 #[tokio::test]
+async fn a_result_past_max_output_is_an_error_and_the_next_call_is_served() {
+    let host = Host::start(Start::new("plain-types", &["--max-output", "4096"])).await;
+    let big = "A".repeat(16 << 10);
+    let refused = host.call("bytes", json!({ "data": big })).await.unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    assert!(text_of(&refused).contains("--max-output"), "{refused:?}");
+    assert_eq!(round_trip(&host, "echo", json!({ "text": "after" })).await, json!("after"));
+}
+
+#[tokio::test]
 async fn a_trapping_export_is_an_error_and_the_next_call_is_served() {
     let host = Host::start(Start::new("plain-types", &[])).await;
     let crashed = host.call("crash", no_args()).await.unwrap();
@@ -241,7 +251,8 @@ async fn both_kinds_serve_side_by_side_with_prefixes_and_selections() {
     let config = dir.path().join("both.toml");
     let text = format!(
         "[[component]]\npath = {demo:?}\ntools = [\"echo\", \"countdown\"]\nprefix = \"demo.\"\n\
-         [[component]]\npath = {plain:?}\ntools = [\"echo\", \"spin\"]\nprefix = \"wit_\"\n"
+         [[component]]\npath = {plain:?}\ntools = [\"echo\", \"spin\"]\nprefix = \"wit_\"\n\
+         [component.annotations.spin]\nread_only = true\nopen_world = false\n"
     );
     std::fs::write(&config, text).unwrap();
     let mut start = Start::new("demo", &[]);
@@ -255,6 +266,10 @@ async fn both_kinds_serve_side_by_side_with_prefixes_and_selections() {
         "{names:?}"
     );
     assert!(!names.contains(&"wit_divide") && !names.contains(&"demo.spin"), "{names:?}");
+    // A plain component declares no hints: the config gives them.
+    let spin = tools.iter().find(|tool| tool.name == "wit_spin").unwrap();
+    let hints = spin.annotations.as_ref().expect("hints from [component.annotations.spin]");
+    assert_eq!((hints.read_only_hint, hints.open_world_hint), (Some(true), Some(false)));
     assert_eq!(text_of(&host.call("demo.echo", json!({ "text": "a" })).await.unwrap()), "a");
     assert_eq!(text_of(&host.call("wit_echo", json!({ "text": "b" })).await.unwrap()), "b");
     assert!(host.call("divide", json!({ "a": 1, "b": 1 })).await.is_err(), "not selected, not callable");

@@ -1,9 +1,11 @@
 //! One tool as the host lists it: its name, description and schemas,
 //! checked and bounded whichever kind of component declared it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::contract::types::{Annotations, ToolInfo};
@@ -73,39 +75,78 @@ const MAX_TITLE: usize = 1 << 10;
 /// Longest tool description the host lists, in bytes.
 const MAX_DESCRIPTION: usize = 16 << 10;
 
-/// The tools a component offers once the user's selection (`tools`, by
-/// the component's names) and `prefix` are applied. A selected name the
-/// component does not offer, or a prefixed name outside MCP's rules, is an
-/// error naming it.
-pub fn offer(tools: Vec<ToolSpec>, selection: Option<&[String]>, prefix: &str) -> Result<Vec<ToolSpec>> {
-    if let Some(selection) = selection
-        && let Some(missing) =
-            selection.iter().find(|name| !tools.iter().any(|spec| spec.guest_name == **name))
-    {
-        let offered: Vec<&str> = tools.iter().map(|spec| spec.guest_name.as_str()).collect();
-        bail!(
-            "`tools` names `{}`, which it does not offer (it offers: {})",
-            escaped(missing),
-            offered.join(", ")
-        );
-    }
-    tools
-        .into_iter()
-        .filter(|spec| selection.is_none_or(|selection| selection.contains(&spec.guest_name)))
-        .map(|mut spec| {
-            spec.name = format!("{prefix}{}", spec.guest_name);
-            if !tool_name::is_valid(&spec.name) {
+/// What the user says of a component's tools: which are served (by the
+/// component's names), under which prefix, with which hints.
+#[derive(Clone, Debug, Default)]
+pub struct Offer {
+    /// Only these are served (`None`: all).
+    pub tools: Option<Vec<String>>,
+    /// Put before each name (`""`: none).
+    pub prefix: String,
+    /// Behaviour hints per tool, over the component's own (a plain
+    /// component has none to give).
+    pub hints: BTreeMap<String, Hints>,
+}
+
+/// Behaviour hints for one tool (`[component.annotations.TOOL]`); each one
+/// given replaces the component's. `destructive = true` makes calls need
+/// approval, as when a tool declares it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hints {
+    /// `readOnlyHint`.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`.
+    pub open_world: Option<bool>,
+}
+
+impl Offer {
+    /// The tools a component offers once this is applied. A name the
+    /// component does not offer, or a prefixed name outside MCP's rules, is
+    /// an error naming it.
+    pub fn apply(&self, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>> {
+        let named = self.tools.iter().flatten().map(|name| ("tools", name));
+        let hinted = self.hints.keys().map(|name| ("annotations", name));
+        for (key, name) in named.chain(hinted) {
+            if !tools.iter().any(|spec| spec.guest_name == *name) {
+                let offered: Vec<&str> = tools.iter().map(|spec| spec.guest_name.as_str()).collect();
                 bail!(
-                    "with prefix `{}`, tool `{}` would be named `{}`, outside MCP's tool-name rules \
-                     (1-128 of A-Z a-z 0-9 _ - .)",
-                    escaped(prefix),
-                    spec.guest_name,
-                    escaped(&spec.name)
+                    "`{key}` names `{}`, which it does not offer (it offers: {})",
+                    escaped(name),
+                    offered.join(", ")
                 );
             }
-            Ok(spec)
-        })
-        .collect()
+        }
+        let prefix = &self.prefix;
+        tools
+            .into_iter()
+            .filter(|spec| self.tools.as_ref().is_none_or(|selection| selection.contains(&spec.guest_name)))
+            .map(|mut spec| {
+                spec.name = format!("{prefix}{}", spec.guest_name);
+                if !tool_name::is_valid(&spec.name) {
+                    bail!(
+                        "with prefix `{}`, tool `{}` would be named `{}`, outside MCP's tool-name rules \
+                         (1-128 of A-Z a-z 0-9 _ - .)",
+                        escaped(prefix),
+                        spec.guest_name,
+                        escaped(&spec.name)
+                    );
+                }
+                if let Some(hints) = self.hints.get(&spec.guest_name) {
+                    let given = &mut spec.annotations;
+                    given.read_only = hints.read_only.or(given.read_only);
+                    given.destructive = hints.destructive.or(given.destructive);
+                    given.idempotent = hints.idempotent.or(given.idempotent);
+                    given.open_world = hints.open_world.or(given.open_world);
+                }
+                Ok(spec)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::{ComponentSettings, text};
 use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::auth::{ToolScopes, scopes_by_tool};
 use crate::cli::ServeArgs;
+use crate::component::{Hints, Offer};
 use crate::limits::CallLimits;
 use crate::sandbox::ConfigVars;
 use crate::sandbox::grants::{ConfigVar, DirGrant, EnvGrant, Grants, HostGrant, HostGrants};
@@ -79,6 +80,8 @@ pub(super) struct ComponentTable {
     pub(super) prefix: Option<String>,
     /// `[component.config]`: what it reads through `wasi:config/store`.
     pub(super) config: Option<BTreeMap<String, String>>,
+    /// `[component.annotations.TOOL]`: behaviour hints per tool.
+    pub(super) annotations: Option<BTreeMap<String, Hints>>,
 }
 
 /// One component's settings: command line, then its table, then `[defaults]`.
@@ -194,7 +197,11 @@ pub(super) fn component(
         },
         approvals: ApprovalRules { require: pick!(require_approval), no_approval: pick!(no_approval) },
         scopes,
-        tools,
-        prefix: prefix.unwrap_or_default(),
+        offer: Offer {
+            tools,
+            prefix: prefix.unwrap_or_default(),
+            // Only the component's own: tool names differ between components.
+            hints: own.annotations.clone().unwrap_or_default(),
+        },
     }
 }
