@@ -34,14 +34,13 @@ use crate::tool_name::MAX_TOOLS;
 mod ahead;
 mod behind;
 mod checks;
-mod code;
 mod spec;
 
+pub use crate::store::{Code, Kind};
 pub use ahead::Ahead;
 pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
-pub use code::{Code, Kind};
-pub use spec::{Hints, Offer, ToolSpec};
+pub use spec::{ToolSpec, apply_offer};
 
 /// How long a compile may take before the log says one is under way.
 const SAY_COMPILING_AFTER: Duration = Duration::from_millis(300);
@@ -234,6 +233,16 @@ impl ToolComponent {
     /// component's prefix).
     pub fn guest_name<'a>(&'a self, name: &'a str) -> &'a str {
         self.tools.iter().find(|spec| spec.name == name).map_or(name, |spec| spec.guest_name.as_str())
+    }
+
+    /// Whether `arguments` (which passed the tool's schema) convert to the
+    /// parameters of tool `guest_name`: always for the contract, whose
+    /// guests read JSON themselves.
+    pub fn check_arguments(&self, guest_name: &str, arguments: &serde_json::Value) -> Result<(), String> {
+        match &self.code {
+            Code::Contract(_) => Ok(()),
+            Code::Plain(plain) => plain.check(guest_name, arguments),
+        }
     }
 }
 

@@ -65,7 +65,6 @@ use serde::Deserialize;
 use crate::approval::ApprovalRules;
 use crate::auth::{AuthSettings, ToolScopes};
 use crate::cli::ServeArgs;
-use crate::component::Offer;
 use crate::limits::CallLimits;
 use crate::sandbox::grants::{ConfigVar, EnvGrant, Grants};
 use component::{ComponentTable, SecretFiles, component};
@@ -328,6 +327,8 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
 
 mod auth;
 mod component;
+mod offer;
+pub use offer::{Hints, Offer};
 #[cfg(test)]
 mod tests;
 mod text;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow};
 
 use crate::call::CallRunner;
-use crate::component::ToolComponent;
+use crate::component::{ToolComponent, apply_offer};
 use crate::config::ComponentSettings;
 use crate::log_text::error_chain;
 use crate::mcp::ToolServer;
@@ -39,7 +39,7 @@ impl Loader {
         component.scopes = settings.scopes.clone();
         let tools = std::mem::take(&mut component.tools);
         component.tools =
-            settings.offer.apply(tools).with_context(|| component.path.display().to_string())?;
+            apply_offer(&settings.offer, tools).with_context(|| component.path.display().to_string())?;
         Ok(component)
     }
 

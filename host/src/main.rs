@@ -49,7 +49,14 @@ fn main() {
             Some(Command::Call(args)) => mcp_wasm_host::shell::call(args).await.map(|ending| ending.code()),
             Some(Command::Inspect { path, require_signature }) => {
                 let tools = mcp_wasm_host::inspect(path, require_signature.as_deref()).await?;
-                println!("{}", serde_json::to_string_pretty(&tools)?);
+                // `inspect X | head` closes the pipe early: not an error.
+                let text = serde_json::to_string_pretty(&tools)?;
+                let written = writeln!(std::io::stdout(), "{text}");
+                if let Err(err) = written
+                    && err.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    return Err(err.into());
+                }
                 Ok(0)
             }
             Some(Command::Wit { dir }) => {

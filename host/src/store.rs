@@ -1,5 +1,6 @@
-//! The data of a call's wasmtime `Store`, and the linker that resolves a
-//! component against it.
+//! The data of a call's wasmtime `Store`, the linker that resolves a
+//! component against it, and a component's code of either kind ([`Code`]:
+//! the `mcp:tool` contract, or plain functions) that its stores run.
 //!
 //! A store holds three things: the [`Sandbox`] (WASI, outgoing HTTP, the
 //! handle table, the memory budget), the call's stop signal, and its
@@ -19,9 +20,9 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
-use crate::component::Code;
-use crate::contract::ToolComponentBindings;
 use crate::contract::types::{CallError, CallResult, StopReason, ToolInfo};
+use crate::contract::{ToolComponentBindings, ToolComponentPre};
+use crate::plain::PlainCode;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::{self, Sandbox, SandboxView, StoreBudget};
 use crate::wit::{self, CancellationCtxView, CancellationView, ClientCtxView, ClientView};
@@ -240,5 +241,53 @@ impl Guest {
     /// The store's data.
     pub fn state(&mut self) -> &mut CallState {
         self.store.data_mut()
+    }
+}
+
+/// A component's instance-to-be, imports resolved once.
+#[derive(Clone)]
+pub enum Code {
+    /// It exports `mcp:tool/tool`.
+    Contract(ToolComponentPre<CallState>),
+    /// It exports plain functions.
+    Plain(Arc<PlainCode<CallState>>),
+}
+
+/// Which kind of component it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Written for the `mcp:tool` contract: its tools are cancelled
+    /// cooperatively first, and cleaned up after a stop.
+    Contract,
+    /// Plain functions: no `cancelled` to watch and no `cleanup`, so a
+    /// stop is forced at once.
+    Plain,
+}
+
+impl Kind {
+    /// How `inspect` and the logs name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Contract => "mcp:tool",
+            Kind::Plain => "plain",
+        }
+    }
+}
+
+impl Code {
+    /// The engine its code was compiled for (baseline or optimized).
+    pub fn engine(&self) -> &Engine {
+        match self {
+            Code::Contract(pre) => pre.engine(),
+            Code::Plain(plain) => plain.pre.engine(),
+        }
+    }
+
+    /// Which kind of component it is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Code::Contract(_) => Kind::Contract,
+            Code::Plain(_) => Kind::Plain,
+        }
     }
 }

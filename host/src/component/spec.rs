@@ -1,13 +1,12 @@
 //! One tool as the host lists it: its name, description and schemas,
 //! checked and bounded whichever kind of component declared it.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
-use serde::Deserialize;
 use serde_json::Value;
 
+use crate::config::Offer;
 use crate::contract::types::{Annotations, ToolInfo};
 use crate::log_text::escaped;
 use crate::schema::{SCHEMA_LIMITS, Schema};
@@ -75,83 +74,54 @@ const MAX_TITLE: usize = 1 << 10;
 /// Longest tool description the host lists, in bytes.
 const MAX_DESCRIPTION: usize = 16 << 10;
 
-/// What the user says of a component's tools: which are served (by the
-/// component's names), under which prefix, with which hints.
-#[derive(Clone, Debug, Default)]
-pub struct Offer {
-    /// Only these are served (`None`: all).
-    pub tools: Option<Vec<String>>,
-    /// Put before each name (`""`: none).
-    pub prefix: String,
-    /// Behaviour hints per tool, over the component's own (a plain
-    /// component has none to give).
-    pub hints: BTreeMap<String, Hints>,
-}
-
-/// Behaviour hints for one tool (`[component.annotations.TOOL]`); each one
-/// given replaces the component's. `destructive = true` makes calls need
-/// approval, as when a tool declares it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Hints {
-    /// `readOnlyHint`.
-    pub read_only: Option<bool>,
-    /// `destructiveHint`.
-    pub destructive: Option<bool>,
-    /// `idempotentHint`.
-    pub idempotent: Option<bool>,
-    /// `openWorldHint`.
-    pub open_world: Option<bool>,
-}
-
-impl Offer {
-    /// The tools a component offers once this is applied. A name the
-    /// component does not offer, or a prefixed name outside MCP's rules, is
-    /// an error naming it.
-    pub fn apply(&self, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>> {
-        let named = self.tools.iter().flatten().map(|name| ("tools", name));
-        let hinted = self.hints.keys().map(|name| ("annotations", name));
-        for (key, name) in named.chain(hinted) {
-            if !tools.iter().any(|spec| spec.guest_name == *name) {
-                let offered: Vec<&str> = tools.iter().map(|spec| spec.guest_name.as_str()).collect();
+/// The tools a component offers once the user's `offer` is applied (which
+/// are served, under which names, with which hints). A name the component
+/// does not offer, or a prefixed name outside MCP's rules, is an error
+/// naming it.
+pub fn apply_offer(offer: &Offer, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>> {
+    let named = offer.tools.iter().flatten().map(|name| ("tools", name));
+    let hinted = offer.hints.keys().map(|name| ("annotations", name));
+    for (key, name) in named.chain(hinted) {
+        if !tools.iter().any(|spec| spec.guest_name == *name) {
+            let offered: Vec<&str> = tools.iter().map(|spec| spec.guest_name.as_str()).collect();
+            bail!(
+                "`{key}` names `{}`, which it does not offer (it offers: {})",
+                escaped(name),
+                offered.join(", ")
+            );
+        }
+    }
+    let prefix = &offer.prefix;
+    tools
+        .into_iter()
+        .filter(|spec| offer.tools.as_ref().is_none_or(|selection| selection.contains(&spec.guest_name)))
+        .map(|mut spec| {
+            spec.name = format!("{prefix}{}", spec.guest_name);
+            if !tool_name::is_valid(&spec.name) {
                 bail!(
-                    "`{key}` names `{}`, which it does not offer (it offers: {})",
-                    escaped(name),
-                    offered.join(", ")
+                    "with prefix `{}`, tool `{}` would be named `{}`, outside MCP's tool-name rules \
+                     (1-128 of A-Z a-z 0-9 _ - .)",
+                    escaped(prefix),
+                    spec.guest_name,
+                    escaped(&spec.name)
                 );
             }
-        }
-        let prefix = &self.prefix;
-        tools
-            .into_iter()
-            .filter(|spec| self.tools.as_ref().is_none_or(|selection| selection.contains(&spec.guest_name)))
-            .map(|mut spec| {
-                spec.name = format!("{prefix}{}", spec.guest_name);
-                if !tool_name::is_valid(&spec.name) {
-                    bail!(
-                        "with prefix `{}`, tool `{}` would be named `{}`, outside MCP's tool-name rules \
-                         (1-128 of A-Z a-z 0-9 _ - .)",
-                        escaped(prefix),
-                        spec.guest_name,
-                        escaped(&spec.name)
-                    );
-                }
-                if let Some(hints) = self.hints.get(&spec.guest_name) {
-                    let given = &mut spec.annotations;
-                    given.read_only = hints.read_only.or(given.read_only);
-                    given.destructive = hints.destructive.or(given.destructive);
-                    given.idempotent = hints.idempotent.or(given.idempotent);
-                    given.open_world = hints.open_world.or(given.open_world);
-                }
-                Ok(spec)
-            })
-            .collect()
-    }
+            if let Some(hints) = offer.hints.get(&spec.guest_name) {
+                let given = &mut spec.annotations;
+                given.read_only = hints.read_only.or(given.read_only);
+                given.destructive = hints.destructive.or(given.destructive);
+                given.idempotent = hints.idempotent.or(given.idempotent);
+                given.open_world = hints.open_world.or(given.open_world);
+            }
+            Ok(spec)
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Hints;
 
     #[test]
     fn a_selection_and_a_prefix_rename_and_filter_the_tools() {
@@ -159,13 +129,23 @@ mod tests {
         let named =
             |name: &str| ToolSpec::from_info(ToolInfo { name: name.into(), ..info(input, None) }).unwrap();
         let tools = vec![named("echo"), named("add"), named("spin")];
-        let offered = offer(tools.clone(), Some(&["echo".into(), "spin".into()]), "t_").unwrap();
+        let hints = Hints { destructive: Some(true), ..Hints::default() };
+        let offer = Offer {
+            tools: Some(vec!["echo".into(), "spin".into()]),
+            prefix: "t_".into(),
+            hints: [("spin".to_string(), hints)].into(),
+        };
+        let offered = apply_offer(&offer, tools.clone()).unwrap();
         let names: Vec<_> =
             offered.iter().map(|spec| (spec.name.as_str(), spec.guest_name.as_str())).collect();
         assert_eq!(names, [("t_echo", "echo"), ("t_spin", "spin")]);
-        let err = offer(tools.clone(), Some(&["nope".into()]), "").err().unwrap().to_string();
+        assert_eq!(offered[1].annotations.destructive, Some(true), "the config's hint");
+        assert_eq!(offered[1].annotations.read_only, None, "the component's own");
+        let nope = Offer { tools: Some(vec!["nope".into()]), ..Offer::default() };
+        let err = apply_offer(&nope, tools.clone()).err().unwrap().to_string();
         assert!(err.contains("`nope`") && err.contains("echo, add, spin"), "{err}");
-        let err = offer(tools, None, "bad prefix ").err().unwrap().to_string();
+        let bad = Offer { prefix: "bad prefix ".into(), ..Offer::default() };
+        let err = apply_offer(&bad, tools).err().unwrap().to_string();
         assert!(err.contains("tool-name rules"), "{err}");
     }
 

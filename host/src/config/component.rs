@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::{ComponentSettings, text};
+use super::{Hints, Offer};
 use crate::approval::{ApprovalRule, ApprovalRules};
 use crate::auth::{ToolScopes, scopes_by_tool};
 use crate::cli::ServeArgs;
-use crate::component::{Hints, Offer};
 use crate::limits::CallLimits;
 use crate::sandbox::ConfigVars;
 use crate::sandbox::grants::{ConfigVar, DirGrant, EnvGrant, Grants, HostGrant, HostGrants};

@@ -191,6 +191,14 @@ impl Tools {
                 ));
             }
         }
+        // What a schema cannot say (a plain component's 64-bit integers in
+        // range, base64): the same error as the schema's.
+        if let Err(error) = component.check_arguments(&component.tools[route.index].guest_name, &arguments) {
+            return Err(McpError::invalid_params(
+                format!("arguments do not fit the parameters of `{name}`: {error}"),
+                Some(json!({ "errors": [error] })),
+            ));
+        }
         // The check is done, so its thread no longer holds the arguments.
         let arguments = Arc::try_unwrap(arguments).unwrap_or_else(|shared| (*shared).clone());
         Ok(CallPlan { route: route.clone(), arguments, share: None })

@@ -44,7 +44,6 @@ use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre
 use wasmtime::{AsContextMut, Engine};
 
 use crate::contract::types::{Annotations, CallError, CallResult, Content, ToolInfo};
-use crate::store::CallState;
 
 pub use exports::LeftOut;
 pub use schema::Outcome;
@@ -138,9 +137,9 @@ pub fn derive(bytes: &[u8]) -> Result<Derived> {
 /// A plain component's code: its instance-to-be and where each tool's
 /// function is in it. Made anew for each compile of the component (export
 /// indices belong to one compile).
-pub struct PlainCode {
+pub struct PlainCode<T: 'static> {
     /// Imports resolved once; each call only instantiates.
-    pub pre: InstancePre<CallState>,
+    pub pre: InstancePre<T>,
     bound: Vec<Bound>,
     left_out: Vec<LeftOut>,
 }
@@ -153,14 +152,14 @@ struct Bound {
     result: Option<Type>,
 }
 
-impl PlainCode {
+impl<T: Send + 'static> PlainCode<T> {
     /// Finds `functions` in `pre`'s component (`left_out`: those that are
     /// not tools, for `inspect`).
     pub fn new(
-        pre: InstancePre<CallState>,
+        pre: InstancePre<T>,
         functions: &[PlainFunction],
         left_out: Vec<LeftOut>,
-    ) -> Result<Arc<PlainCode>> {
+    ) -> Result<Arc<PlainCode<T>>> {
         let component = pre.component();
         let engine = pre.engine();
         let ty = component.component_type();
@@ -180,6 +179,16 @@ impl PlainCode {
         Ok(Arc::new(PlainCode { pre, bound, left_out }))
     }
 
+    /// Whether `arguments` convert to the parameters of `tool` (the error
+    /// names the argument that does not).
+    pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+        let Some(bound) = self.bound.iter().find(|bound| bound.function.tool == tool) else { return Ok(()) };
+        let Some(arguments) = arguments.as_object() else {
+            return Err("the arguments are not an object".into());
+        };
+        values::arguments(&bound.params, arguments).map(drop).map_err(|err| err.to_string())
+    }
+
     /// The component's functions that are not tools, and why.
     pub fn left_out(&self) -> &[LeftOut] {
         &self.left_out
@@ -195,7 +204,7 @@ impl PlainCode {
     /// bytes. `Err` is a trap (or a stop): the guest failed, not the tool.
     pub async fn call(
         &self,
-        mut store: impl AsContextMut<Data = CallState>,
+        mut store: impl AsContextMut<Data = T>,
         instance: &Instance,
         tool: &str,
         arguments: &str,

@@ -194,7 +194,10 @@ impl Writer<'_> {
                 >>(
                 )?;
                 let n = items.len();
-                json!({ "type": "array", "prefixItems": items, "items": false, "minItems": n, "maxItems": n })
+                // No `"items": false`: `maxItems` bounds the length as well,
+                // and draft-07 validators (the TypeScript SDK's default)
+                // ignore `prefixItems` and would apply it to every item.
+                json!({ "type": "array", "prefixItems": items, "minItems": n, "maxItems": n })
             }
             TypeDefKind::Variant(variant) => {
                 let mut cases = Vec::with_capacity(variant.cases.len());

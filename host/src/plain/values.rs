@@ -72,7 +72,14 @@ pub fn from_json(ty: &Type, value: &Value, path: &str) -> Result<Val, ArgumentEr
         Type::U32 => Val::U32(integer(value, path)?),
         Type::S64 => Val::S64(integer(value, path)?),
         Type::U64 => Val::U64(integer(value, path)?),
-        Type::Float32 => Val::Float32(float(value, path)? as f32),
+        Type::Float32 => {
+            let wide = float(value, path)?;
+            // A finite number past f32's range would become infinity.
+            if wide.is_finite() && wide.abs() > f64::from(f32::MAX) {
+                return Err(wrong(format!("is beyond a 32-bit float's range (±{})", f32::MAX)));
+            }
+            Val::Float32(wide as f32)
+        }
         Type::Float64 => Val::Float64(float(value, path)?),
         Type::Char => {
             let text = value.as_str().ok_or_else(|| expected("a string of one character"))?;
