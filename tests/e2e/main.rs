@@ -32,6 +32,7 @@ mod languages;
 mod lifecycle;
 mod limits;
 mod plain;
+mod plain_reload;
 mod registry;
 mod registry_harness;
 mod request_state;

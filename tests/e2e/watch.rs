@@ -11,13 +11,14 @@ use crate::harness::{Host, Start, guest, text_of};
 
 /// Replaces `path` with `bytes` at once (write beside, then rename), as an
 /// editor or a build's final copy does.
-fn replace(path: &Path, bytes: &[u8]) {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) {
     let beside = path.with_extension("new");
     std::fs::write(&beside, bytes).unwrap();
     std::fs::rename(&beside, path).unwrap();
 }
 
-async fn tool_names(host: &Host) -> Vec<String> {
+/// The names of the tools the host lists now.
+pub(crate) async fn tool_names(host: &Host) -> Vec<String> {
     let tools = host.client.peer().list_all_tools().await.unwrap();
     tools.into_iter().map(|tool| tool.name.to_string()).collect()
 }

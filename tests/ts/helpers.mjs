@@ -12,6 +12,13 @@ export const hostBinary = process.env.MCP_WASM_HOST ?? join(root, 'target/releas
 export const demo = join(root, 'target/guests/demo.wasm');
 const PATIENCE_MS = 20_000;
 
+/** A component built into target/guests (`just build guests`); a missing one fails the test. */
+export function guest(name) {
+  const path = join(root, `target/guests/${name}.wasm`);
+  assert.ok(existsSync(path), `missing test fixture ${path}: run \`just build guests\``);
+  return path;
+}
+
 for (const [what, path] of [['host binary', hostBinary], ['demo component', demo]]) {
   assert.ok(existsSync(path), `missing ${what} at ${path}: run \`just build guests\``);
 }
