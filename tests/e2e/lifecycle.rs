@@ -30,7 +30,8 @@ fn files_that_are_not_components_are_refused_saying_what_they_are() {
     std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap();
     let text = dir.path().join("text.wasm");
     std::fs::write(&text, "not wasm at all").unwrap();
-    // A valid component that exports nothing.
+    // A valid component that exports nothing: neither the contract nor a
+    // plain function to serve.
     let empty = dir.path().join("empty.wasm");
     std::fs::write(&empty, b"\0asm\x0d\0\x01\0").unwrap();
 
@@ -39,7 +40,7 @@ fn files_that_are_not_components_are_refused_saying_what_they_are() {
     let (ok, stderr) = run_to_exit(&["--component", text.to_str().unwrap()]);
     assert!(!ok && stderr.contains("not a WebAssembly file"), "{stderr}");
     let (ok, stderr) = run_to_exit(&["--component", empty.to_str().unwrap()]);
-    assert!(!ok && stderr.contains("does not implement the mcp:tool contract"), "{stderr}");
+    assert!(!ok && stderr.contains("it offers no tools: it does not export mcp:tool/tool"), "{stderr}");
 }
 
 #[test]
