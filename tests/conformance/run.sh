@@ -29,6 +29,8 @@ scenarios=(
     tools-call-sampling tools-call-elicitation
     json-schema-2020-12 elicitation-sep1034-defaults elicitation-sep1330-enums
     dns-rebinding-protection
+    # Transport scenarios (and an empty resource list): no component work.
+    server-sse-polling server-sse-multiple-streams resources-list
 )
 
 logs=()
