@@ -226,6 +226,25 @@ async fn wasi_config_values_reach_the_guest_and_a_secret_stays_out_of_ps() {
 }
 
 #[tokio::test]
+async fn wasi_config_is_served_at_the_version_wasmtime_wasi_config_implements_too() {
+    // plain-types imports wasi:config/store@0.2.0-draft; plain-js (built
+    // with componentize-js) @0.2.0-rc.1, from a [component.config] table.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.toml");
+    let js = guest("plain-js").display().to_string();
+    std::fs::write(
+        &config,
+        format!("[[component]]\npath = {js:?}\n[component.config]\nregion = \"eu-rc1\"\n"),
+    )
+    .unwrap();
+    let mut start = Start::new("plain-js", &[]);
+    start.args = vec!["--config".into(), config.display().to_string()];
+    let host = Host::start(start).await;
+    assert_eq!(round_trip(&host, "calc.setting", json!({ "key": "region" })).await, json!("eu-rc1"));
+    assert_eq!(round_trip(&host, "calc.setting", json!({ "key": "unset" })).await, json!(null));
+}
+
+#[tokio::test]
 async fn both_kinds_serve_side_by_side_with_prefixes_and_selections() {
     // demo and plain-types both offer `echo`: together they clash...
     let plain = guest("plain-types").display().to_string();

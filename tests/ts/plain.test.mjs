@@ -376,7 +376,7 @@ describe('plain-js (componentize-js, interface calc)', () => {
 
   test('the interface functions are tools, with records, enums and options in their schemas', SLOW_TEST, () => {
     const { tools } = host;
-    assert.deepEqual(names(tools), ['calc.join', 'calc.run', 'calc.same']);
+    assert.deepEqual(names(tools), ['calc.join', 'calc.run', 'calc.same', 'calc.setting']);
     const run = tools.get('calc.run').inputSchema;
     assert.deepEqual(run.required, ['start', 'steps']);
     assert.deepEqual(run.properties.start, int(-2147483648, 2147483647));

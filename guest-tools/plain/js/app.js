@@ -11,6 +11,8 @@
 // to an object, an option to undefined or the value, a tuple to an array and
 // a char to a one-character string.
 
+import { get } from "wasi:config/store@0.2.0-rc.1";
+
 /** s32 arithmetic wraps, as a WIT s32 does in the Rust fixtures. */
 const apply = {
   add: (a, b) => (a + b) | 0,
@@ -30,5 +32,14 @@ export const calc = {
 
   same(x, flag, c) {
     return [x, flag, c];
+  },
+
+  /** A `result` import throws its error; a missing key is undefined (none). */
+  setting(key) {
+    try {
+      return get(key);
+    } catch {
+      return undefined;
+    }
   },
 };
