@@ -39,7 +39,7 @@ async fn a_watched_plain_component_becomes_another_toolchains_build_and_the_serv
     host.test_client.events.wait_for("tools/list_changed", |event| event == "tools/list_changed").await;
     let mut names = tool_names(&host).await;
     names.sort();
-    assert_eq!(names, ["calc.join", "calc.run", "calc.same"]);
+    assert_eq!(names, ["calc.join", "calc.run", "calc.same", "calc.setting"]);
     let steps = json!([{ "op": "add", "value": 2 }, { "op": "mul", "value": -3 }]);
     assert_eq!(result_of(&host, "calc.run", json!({ "start": 1, "steps": steps })).await, json!(-9));
     assert!(host.call("text-tools.reverse", json!({ "text": "x" })).await.is_err(), "the old tools are gone");
