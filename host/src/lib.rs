@@ -225,6 +225,12 @@ pub(crate) async fn load_components(server: &ToolServer, loader: &Loader, settin
         };
         components.push(loaded.with_context(|| format!("loading the component from {origin}"))?);
     }
+    // `--tools` names tools of any of the components it applies to.
+    let shared = settings.components.iter().filter(|c| c.offer.shared).filter_map(|c| c.offer.tools.as_ref());
+    let offered = |name: &String| components.iter().any(|c| c.tools.iter().any(|t| t.guest_name == *name));
+    if let Some(missing) = shared.flatten().find(|name| !offered(name)) {
+        anyhow::bail!("--tools names `{}`, which no component offers", log_text::escaped(missing));
+    }
     server.finish_loading(components, started.elapsed())
 }
 

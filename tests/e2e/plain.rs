@@ -315,3 +315,28 @@ fn inspect_says_which_kind_and_what_a_plain_component_lacks() {
     );
     assert_eq!(inspect("demo")["kind"], json!("mcp:tool"));
 }
+
+#[tokio::test]
+async fn tools_on_the_command_line_select_across_every_component() {
+    let js = guest("plain-js").display().to_string();
+    let host = Host::start(Start::new("demo", &["--component", &js, "--tools", "echo,calc.run"])).await;
+    let mut names: Vec<String> =
+        host.client.list_all_tools().await.unwrap().into_iter().map(|tool| tool.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["calc.run", "echo"]);
+
+    let demo = guest("demo").display().to_string();
+    let mut refusing = std::process::Command::new(host_binary())
+        .args(["--component", &demo, "--tools", "echo,nope"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _stdin = refusing.stdin.take();
+    let refused = refusing.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("--tools names `nope`, which no component offers"),
+        "{stderr}"
+    );
+}

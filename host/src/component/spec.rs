@@ -79,7 +79,8 @@ const MAX_DESCRIPTION: usize = 16 << 10;
 /// does not offer, or a prefixed name outside MCP's rules, is an error
 /// naming it.
 pub fn apply_offer(offer: &Offer, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>> {
-    let named = offer.tools.iter().flatten().map(|name| ("tools", name));
+    // A shared selection is checked across components, once all are loaded.
+    let named = offer.tools.iter().flatten().filter(|_| !offer.shared).map(|name| ("tools", name));
     let hinted = offer.hints.keys().map(|name| ("annotations", name));
     for (key, name) in named.chain(hinted) {
         if !tools.iter().any(|spec| spec.guest_name == *name) {
@@ -134,6 +135,7 @@ mod tests {
             tools: Some(vec!["echo".into(), "spin".into()]),
             prefix: "t_".into(),
             hints: [("spin".to_string(), hints)].into(),
+            shared: false,
         };
         let offered = apply_offer(&offer, tools.clone()).unwrap();
         let names: Vec<_> =

@@ -156,12 +156,9 @@ pub(super) fn component(
         }
     };
     config.extend(secrets.config.iter().map(|var| (var.key.clone(), var.value.clone())));
-    let tools = if given("tools") {
-        Some(offer.tools.clone())
-    } else {
-        own.tools.clone().or_else(|| defaults.tools.clone()).or_else(|| Some(offer.tools.clone()))
-    }
-    .filter(|tools| !tools.is_empty());
+    let in_file = own.tools.clone().or_else(|| defaults.tools.clone());
+    let shared = given("tools") || in_file.is_none();
+    let tools = if shared { Some(offer.tools.clone()) } else { in_file }.filter(|tools| !tools.is_empty());
     let prefix = if given("prefix") {
         offer.prefix.clone()
     } else {
@@ -199,6 +196,7 @@ pub(super) fn component(
         scopes,
         offer: Offer {
             tools,
+            shared,
             prefix: prefix.unwrap_or_default(),
             // Only the component's own: tool names differ between components.
             hints: own.annotations.clone().unwrap_or_default(),

@@ -12,6 +12,10 @@ use serde::Deserialize;
 pub struct Offer {
     /// Only these are served (`None`: all).
     pub tools: Option<Vec<String>>,
+    /// The selection is the command line's `--tools`, shared by every
+    /// component it applies to: a name need only be offered by one of them
+    /// (checked once all are loaded).
+    pub shared: bool,
     /// Put before each name (`""`: none).
     pub prefix: String,
     /// Behaviour hints per tool, over the component's own (a plain
