@@ -45,6 +45,9 @@ pub use spec::{ToolSpec, apply_offer};
 /// How long a compile may take before the log says one is under way.
 const SAY_COMPILING_AFTER: Duration = Duration::from_millis(300);
 
+/// Functions left out of a plain component that the log names one by one.
+const MAX_LEFT_OUT_LOGGED: usize = 32;
+
 /// `list-tools` runs once at start; it gets this long before the component is rejected.
 const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -294,8 +297,13 @@ async fn plain_code(
         let export = function.interface.as_deref().map_or(String::new(), |interface| format!("{interface}#"));
         tracing::debug!(tool = %function.tool, function = %escaped(format!("{export}{}", function.name)), "served as a tool");
     }
-    for gone in &left_out {
+    // A component may export thousands of functions: a bounded log.
+    for gone in left_out.iter().take(MAX_LEFT_OUT_LOGGED) {
         tracing::info!(function = %escaped(&gone.function), reason = %gone.why, "not served as a tool");
+    }
+    if left_out.len() > MAX_LEFT_OUT_LOGGED {
+        let more = left_out.len() - MAX_LEFT_OUT_LOGGED;
+        tracing::info!(more, "more functions not served as tools (`inspect` lists them all)");
     }
     if tools.is_empty() {
         let named = left_out

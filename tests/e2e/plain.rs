@@ -340,3 +340,41 @@ async fn tools_on_the_command_line_select_across_every_component() {
         "{stderr}"
     );
 }
+
+/// A plain component built to overwhelm the tool list, written in WAT: one
+/// core function lifted under `count` export names of `name_len` letters.
+fn wat_component(count: usize, name_len: usize) -> Vec<u8> {
+    let exports: String = (0..count)
+        .map(|i| {
+            let name = format!("f{i}-{}", "x".repeat(name_len));
+            format!(r#"(func (export "{name}") (canon lift (core func $i "f")))"#)
+        })
+        .collect();
+    let text = format!(
+        r#"(component (core module $m (func (export "f"))) (core instance $i (instantiate $m)) {exports})"#
+    );
+    wat::parse_str(text).unwrap()
+}
+
+fn refusal(component: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.wasm");
+    std::fs::write(&path, component).unwrap();
+    let out =
+        std::process::Command::new(host_binary()).args(["inspect", path.to_str().unwrap()]).output().unwrap();
+    assert!(!out.status.success(), "a hostile plain component was served");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_plain_component_with_too_many_or_unnameable_functions_is_refused_saying_why() {
+    let stderr = refusal(&wat_component(1100, 1));
+    assert!(stderr.contains("offers 1100 tools, more than the 1024"), "{stderr}");
+    // Names past MCP's 128 characters are left out; with nothing left, the
+    // refusal names them.
+    let stderr = refusal(&wat_component(2000, 200));
+    assert!(stderr.contains("it offers no tools") && stderr.contains("tool-name rules"), "{stderr}");
+    // The log names 32 of them, then counts the rest.
+    assert_eq!(stderr.matches("not served as a tool").count(), 32, "{stderr}");
+    assert!(stderr.contains("more=1968"), "{stderr}");
+}
