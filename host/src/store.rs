@@ -205,20 +205,30 @@ impl Guest {
 
     /// `tool.call`, with the call's `cancelled` handed to the guest; for a
     /// plain component, the tool's function, its result converted within
-    /// `max_output` bytes.
+    /// `max_output` bytes (lifted within `max_memory`).
     pub async fn call(
         &mut self,
         call_id: &str,
         tool: &str,
         arguments: &str,
-        max_output: usize,
+        (max_output, max_memory): (usize, usize),
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
         self.store.data_mut().sandbox.enter();
+        // What wasmtime may allocate on the host for data the guest hands
+        // over in one go (a host call's arguments, the call's result) is
+        // charged to its "hostcall fuel" (128 MiB by default): no more than
+        // the call's own memory budget, so `--max-memory` bounds that too.
+        // Honest guests never need more: what they hand over is in their
+        // memory, except a plain result's `Val`s (tens of bytes an element).
+        let fuel = self.store.hostcall_fuel().min(max_memory);
+        self.store.set_hostcall_fuel(fuel);
         let instance = match (self.instance().await?, &self.code) {
             (Instance::Contract(bindings), _) => bindings,
             (Instance::Plain(instance), Code::Plain(plain)) => {
                 let plain = plain.clone();
-                return plain.call(&mut self.store, &instance, tool, arguments, max_output).await;
+                return plain
+                    .call(&mut self.store, &instance, tool, arguments, (max_output, max_memory))
+                    .await;
             }
             (Instance::Plain(_), Code::Contract(_)) => {
                 return Err(wasmtime::format_err!("a contract component made a plain instance"));

@@ -378,3 +378,17 @@ fn a_plain_component_with_too_many_or_unnameable_functions_is_refused_saying_why
     assert_eq!(stderr.matches("not served as a tool").count(), 32, "{stderr}");
     assert!(stderr.contains("more=1968"), "{stderr}");
 }
+
+#[tokio::test]
+async fn what_a_result_costs_the_host_to_lift_is_bounded_by_the_calls_memory() {
+    // 1 MiB of bytes: about 1.4 MB of base64 either way, within
+    // --max-output, but a million `Val`s for wasmtime to lift on the way.
+    let data = "BwcH".repeat((1 << 20) / 3);
+    let roomy = Host::start(Start::new("plain-types", &[])).await;
+    assert_eq!(round_trip(&roomy, "bytes", json!({ "data": data })).await, json!(data));
+    let tight = Host::start(Start::new("plain-types", &["--max-memory", "8MiB"])).await;
+    let refused = tight.call("bytes", json!({ "data": data })).await.unwrap();
+    assert_eq!(refused.is_error, Some(true), "lifted past the call's memory budget");
+    assert!(text_of(&refused).contains("--max-memory"), "{refused:?}");
+    assert_eq!(round_trip(&tight, "echo", json!({ "text": "after" })).await, json!("after"));
+}

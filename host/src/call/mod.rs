@@ -317,14 +317,14 @@ impl CallRunner {
                 // The component's own name for the tool (without a prefix).
                 let (call_id, tool, arguments) =
                     (call_id.to_string(), component.guest_name(tool).to_string(), arguments.to_string());
-                let max_output = limits.max_output;
+                let bounds = (limits.max_output, limits.max_memory);
                 let mut guest = guest;
                 async move {
                     let result = tokio::select! {
                         // A guest told to stop is not resumed.
                         biased;
                         () = stop_now.cancelled() => None,
-                        result = guest.call(&call_id, &tool, &arguments, max_output) => Some(result),
+                        result = guest.call(&call_id, &tool, &arguments, bounds) => Some(result),
                     };
                     // The call future is dropped here: a guest still running is stopped.
                     (result, guest)

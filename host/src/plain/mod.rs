@@ -200,7 +200,8 @@ impl<T: Send + 'static> PlainCode<T> {
     }
 
     /// Calls `tool` on `instance` with `arguments` (a JSON object, checked
-    /// against the tool's schema), its result converted within `max_output`
+    /// against the tool's schema), its result lifted within `max_memory`
+    /// bytes of host memory and converted within `max_output`
     /// bytes. `Err` is a trap (or a stop): the guest failed, not the tool.
     pub async fn call(
         &self,
@@ -208,7 +209,7 @@ impl<T: Send + 'static> PlainCode<T> {
         instance: &Instance,
         tool: &str,
         arguments: &str,
-        max_output: usize,
+        (max_output, max_memory): (usize, usize),
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
         let Some(bound) = self.bound.iter().find(|bound| bound.function.tool == tool) else {
             return Ok(Err(CallError::UnknownTool(tool.to_string())));
@@ -224,8 +225,21 @@ impl<T: Send + 'static> PlainCode<T> {
         let Some(func) = instance.get_func(&mut store, bound.index) else {
             return Err(wasmtime::format_err!("the instance has no function for tool `{tool}`"));
         };
+        // wasmtime lifts the result into `Val`s (tens of bytes per list
+        // element) before the host can measure it, charging the store's
+        // hostcall fuel, which `Guest::call` sets to the call's memory.
         let mut results = vec![Val::Bool(false); usize::from(bound.result.is_some())];
-        func.call_async(&mut store, &params, &mut results).await?;
+        if let Err(err) = func.call_async(&mut store, &params, &mut results).await {
+            // wasmtime's error for it is private: known by its words.
+            if format!("{err:#}").contains("fuel allocated for hostcalls has been exhausted") {
+                let why = format!(
+                    "its result is larger than the host converts for a call of at most {} MiB (--max-memory)",
+                    max_memory >> 20
+                );
+                return Ok(Err(CallError::Failed(why)));
+            }
+            return Err(err);
+        }
         let (Some(ty), Some(val)) = (&bound.result, results.first()) else {
             return Ok(Ok(CallResult { content: Vec::new(), structured_content: None, is_error: false }));
         };
