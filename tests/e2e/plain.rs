@@ -7,7 +7,7 @@ use rmcp::ServiceError;
 use rmcp::model::ErrorCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Host, Start, TestServer, guest, host_binary, no_args, text_of};
+use crate::harness::{Host, Start, TestServer, guest, host_binary, no_args, run_with_stdin_open, text_of};
 
 fn structured(result: &rmcp::model::CallToolResult) -> Value {
     result.structured_content.clone().unwrap_or(Value::Null)
@@ -254,14 +254,9 @@ async fn both_kinds_serve_side_by_side_with_prefixes_and_selections() {
     std::fs::write(&clash, format!("[[component]]\npath = {demo:?}\n[[component]]\npath = {plain:?}\n"))
         .unwrap();
     // stdin stays open (a closed one ends the host before it loads).
-    let mut refusing = std::process::Command::new(host_binary())
-        .args(["--config", clash.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _stdin = refusing.stdin.take();
-    let refused = refusing.wait_with_output().unwrap();
+    let refused = run_with_stdin_open(
+        std::process::Command::new(host_binary()).args(["--config", clash.to_str().unwrap()]),
+    );
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("tool `echo` is offered by both"), "{stderr}");
@@ -326,14 +321,12 @@ async fn tools_on_the_command_line_select_across_every_component() {
     assert_eq!(names, ["calc.run", "echo"]);
 
     let demo = guest("demo").display().to_string();
-    let mut refusing = std::process::Command::new(host_binary())
-        .args(["--component", &demo, "--tools", "echo,nope"])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _stdin = refusing.stdin.take();
-    let refused = refusing.wait_with_output().unwrap();
+    let refused = run_with_stdin_open(std::process::Command::new(host_binary()).args([
+        "--component",
+        &demo,
+        "--tools",
+        "echo,nope",
+    ]));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
         !refused.status.success() && stderr.contains("--tools names `nope`, which no component offers"),
