@@ -18,8 +18,8 @@ use crate::ask::CallChannel;
 use crate::auth::ToolScopes;
 use crate::cache::CacheOutcome;
 use crate::cancellation::CallCancellation;
+use crate::contract::CONTRACT_VERSION;
 use crate::contract::types::ToolInfo;
-use crate::contract::{CONTRACT_VERSION, ToolComponentPre};
 use crate::engine::Tier;
 use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 use crate::log_text::escaped;
@@ -27,19 +27,22 @@ use crate::plain::{self, PlainCode};
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::guest_pool::GuestPool;
-use crate::store::{CallState, Guest};
+use crate::store::{CallState, ContractCode, Guest, Listing};
 use crate::tiering::{BaselineCode, Compiler};
 use crate::tool_name::MAX_TOOLS;
 
 mod ahead;
 mod behind;
 mod checks;
+mod offers;
 mod spec;
+mod uri_template;
 
 pub use crate::store::{Code, Kind};
 pub use ahead::Ahead;
 pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
+pub use offers::{HOST_SCHEME, Offers, PromptSpec, check_uri};
 pub use spec::{ToolSpec, apply_offer};
 
 /// How long a compile may take before the log says one is under way.
@@ -62,6 +65,8 @@ pub struct ToolComponent {
     pub code: Code,
     /// The tools it offers, in its own order.
     pub tools: Vec<ToolSpec>,
+    /// Its resources, templates and prompts, and whether it completes.
+    pub offers: Offers,
     /// What its calls may see (files, environment).
     pub grants: Grants,
     /// What each of its calls may use.
@@ -175,22 +180,27 @@ impl ToolComponent {
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| "component".into());
-        let (code, tools) = if plain::is_contract(&compiled.component, engine) {
-            let pre =
+        let (code, tools, offers) = if plain::is_contract(&compiled.component, engine) {
+            let code =
                 pre_instantiate(&compiled.component, &compiled.linker).with_context(|| shown.to_string())?;
-            let infos =
-                list_tools(&pre, guests).await.with_context(|| format!("{shown}: list-tools failed"))?;
-            (Code::Contract(pre), contract_tools(infos, &shown.to_string())?)
-        } else {
-            plain_code(&bytes, &compiled.component, &compiled.linker)
+            let mut listing = list(&code, guests)
                 .await
-                .with_context(|| shown.to_string())?
+                .with_context(|| format!("{shown}: listing what it offers failed"))?;
+            let offers = Offers::from_listing(&mut listing, &name);
+            let tools = contract_tools(std::mem::take(&mut listing.tools), &shown.to_string())?;
+            (Code::Contract(code), tools, offers)
+        } else {
+            let (code, tools) = plain_code(&bytes, &compiled.component, &compiled.linker)
+                .await
+                .with_context(|| shown.to_string())?;
+            (code, tools, Offers::default())
         };
         Ok(ToolComponent {
             name,
             path: path.to_owned(),
             code,
             tools,
+            offers,
             grants: Grants::default(),
             limits: CallLimits::default(),
             approvals: ApprovalRules::default(),
@@ -220,6 +230,7 @@ impl ToolComponent {
             path: self.path.clone(),
             code,
             tools: self.tools.clone(),
+            offers: self.offers.clone(),
             grants: self.grants.clone(),
             limits: self.limits.clone(),
             approvals: self.approvals.clone(),
@@ -325,14 +336,15 @@ async fn plain_code(
     Ok((Code::Plain(PlainCode::new(pre, &functions, left_out)?), tools))
 }
 
-/// Resolves the component's imports once, so each call only instantiates.
+/// Resolves the component's imports once, so each call only instantiates,
+/// and finds the contract's interfaces it exports.
 fn pre_instantiate(
     component: &Component,
     linker: &Linker<CallState>,
-) -> Result<ToolComponentPre<CallState>, LoadError> {
+) -> Result<Arc<ContractCode>, LoadError> {
     let instance_pre =
         linker.instantiate_pre(component).map_err(|err| LoadError::MissingImport(format!("{err:#}")))?;
-    ToolComponentPre::new(instance_pre).map_err(|err| LoadError::NotATool(format!("{err:#}")))
+    ContractCode::new(instance_pre).map(Arc::new).map_err(LoadError::NotATool)
 }
 
 /// Names a compile failure: the pool's per-component caps (as wasmtime
@@ -346,8 +358,9 @@ fn compile_error(err: anyhow::Error) -> LoadError {
     }
 }
 
-async fn list_tools(pre: &ToolComponentPre<CallState>, guests: &GuestPool) -> Result<Vec<ToolInfo>> {
-    let code = Code::Contract(pre.clone());
+/// Reads what a contract component offers, in a throw-away instance.
+async fn list(code: &Arc<ContractCode>, guests: &GuestPool) -> Result<Listing> {
+    let code = Code::Contract(code.clone());
     let budget = StoreBudget {
         fuel: Some(1_000_000_000),
         max_memory: 64 << 20,
@@ -363,7 +376,7 @@ async fn list_tools(pre: &ToolComponentPre<CallState>, guests: &GuestPool) -> Re
         Arc::from("list-tools"),
         channel,
     )?;
-    let run = guests.spawn(async move { guest.list_tools().await });
+    let run = guests.spawn(async move { guest.list().await });
     match tokio::time::timeout(LIST_TOOLS_TIMEOUT, run).await {
         Ok(result) => Ok(result?),
         Err(_) => bail!("it did not return within {LIST_TOOLS_TIMEOUT:?}"),

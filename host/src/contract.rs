@@ -11,14 +11,17 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 
 /// The version of the `mcp:tool` contract this host implements.
-pub const CONTRACT_VERSION: &str = "0.2.0";
+pub const CONTRACT_VERSION: &str = "0.2.1";
 
 /// The generated bindings. In a module of their own because `bindgen!` puts
 /// the resources a world `use`s at the module root.
 mod bindings {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "mcp:tool/tool-component",
+        // The world that exports every interface a component may offer;
+        // each is looked up on its own (`crate::store::ContractCode`), so a
+        // component may export any of them.
+        world: "mcp:tool/server-component",
         // Host imports may fail (e.g. a stale resource handle): that traps the
         // guest. `client` functions wait on the MCP client, so they are async.
         imports: {
@@ -38,16 +41,21 @@ mod bindings {
     });
 }
 
-pub use bindings::exports::mcp::tool::tool as tool_export;
+pub use bindings::exports::mcp::tool::{
+    completion as completion_export, prompts as prompts_export, resources as resources_export,
+    tool as tool_export,
+};
 pub use bindings::mcp::tool::{cancellation, client, types};
-pub use bindings::{ToolComponent as ToolComponentBindings, ToolComponentPre};
 
 /// Every file of `wit/`, by its path inside that folder.
-pub const FILES: [(&str, &str); 5] = [
+pub const FILES: [(&str, &str); 8] = [
     ("world.wit", include_str!("../../wit/world.wit")),
     ("types.wit", include_str!("../../wit/types.wit")),
     ("cancellation.wit", include_str!("../../wit/cancellation.wit")),
     ("client.wit", include_str!("../../wit/client.wit")),
+    ("resources.wit", include_str!("../../wit/resources.wit")),
+    ("prompts.wit", include_str!("../../wit/prompts.wit")),
+    ("completion.wit", include_str!("../../wit/completion.wit")),
     ("deps/io/io.wit", include_str!("../../wit/deps/io/io.wit")),
 ];
 

@@ -66,6 +66,7 @@ mod loader;
 pub mod log_text;
 mod mcp;
 mod metrics;
+mod operation;
 mod plain;
 mod registry;
 mod request_state;

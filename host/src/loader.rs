@@ -40,6 +40,9 @@ impl Loader {
         let tools = std::mem::take(&mut component.tools);
         component.tools =
             apply_offer(&settings.offer, tools).with_context(|| component.path.display().to_string())?;
+        if !settings.offer.prefix.is_empty() {
+            component.offers.apply_prefix(&settings.offer.prefix);
+        }
         Ok(component)
     }
 

@@ -268,7 +268,8 @@ pub enum Approval {
 /// `answer N` and each approval request as `approval` says (or, from
 /// question `hold_from` on, never answers and waits to be told the question
 /// was withdrawn), and records what it sees in `events`: `elicit N:
-/// MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`, `tools/list_changed`.
+/// MESSAGE`, `withdrawn N`, `progress P/T`, `log LEVEL DATA`, `tools/list_changed`,
+/// `resources/list_changed`, `prompts/list_changed`, `updated URI`.
 #[derive(Clone)]
 pub struct TestClient {
     /// What the client saw, one line per event.
@@ -395,6 +396,22 @@ impl ClientHandler for TestClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.events.push("tools/list_changed".into());
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.events.push("resources/list_changed".into());
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.events.push("prompts/list_changed".into());
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.events.push(format!("updated {}", params.uri));
     }
 
     async fn on_progress(

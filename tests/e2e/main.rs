@@ -31,6 +31,7 @@ mod input_end;
 mod languages;
 mod lifecycle;
 mod limits;
+mod offers;
 mod plain;
 mod plain_reload;
 mod registry;

@@ -14,6 +14,7 @@ use mcp_tool::raw::mcp::tool::types::{Annotations, CallError, CallResult, Conten
 use serde_json::{Value, json};
 
 mod bounds;
+mod offers;
 
 struct Hostile;
 

@@ -59,7 +59,14 @@ impl Context {
         &self.call_id
     }
 
-    /// The name of the tool being called.
+    /// Tells the clients that subscribed to the resource at `uri` (one of
+    /// this component's) that it changed, so they read it again.
+    pub fn resource_updated(&self, uri: &str) {
+        crate::raw::mcp::tool::client::resource_updated(uri);
+    }
+
+    /// The name of the tool being called (for a read, a prompt or a
+    /// completion: the resource's, template's or prompt's name).
     pub fn tool(&self) -> &'static str {
         self.tool
     }

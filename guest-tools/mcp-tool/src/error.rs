@@ -24,6 +24,9 @@ pub enum Error {
     Failed(String),
     /// The tool stopped early because the call was cancelled.
     Cancelled,
+    /// A resource read found nothing at the URI (the client gets MCP's
+    /// "resource not found"); for a tool, a failure saying so.
+    NotFound,
 }
 
 impl Error {
@@ -40,6 +43,7 @@ impl std::fmt::Display for Error {
             Error::InvalidArguments(why) => write!(f, "invalid arguments: {why}"),
             Error::Failed(why) => f.write_str(why),
             Error::Cancelled => f.write_str("cancelled"),
+            Error::NotFound => f.write_str("not found"),
         }
     }
 }
@@ -94,6 +98,7 @@ impl From<Error> for CallError {
             Error::InvalidArguments(why) => CallError::InvalidArguments(why),
             Error::Failed(why) => CallError::Failed(why),
             Error::Cancelled => CallError::Cancelled,
+            Error::NotFound => CallError::Failed("not found".into()),
         }
     }
 }

@@ -68,18 +68,24 @@
 mod context;
 mod dispatch;
 mod error;
+mod offers;
 mod output;
 mod schema;
 
 /// What [`export!`] expands to uses; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::dispatch::{Entry, call, list_tools};
+    pub use crate::dispatch::{
+        Entry, PromptEntry, ResourceEntry, TemplateEntry, call, complete, get_prompt, list_prompts,
+        list_resources, list_templates, list_tools, read,
+    };
 }
 
 pub use context::{Answer, Context, Declined};
 pub use error::{Error, Result};
+pub use offers::{Args, Argument, Message, Prompt, Resource, ResourceTemplate};
 pub use output::{Output, Structured};
+pub use raw::exports::mcp::tool::prompts::Role;
 pub use schema::{NoArgs, form_schema, input_schema, output_schema};
 
 pub use raw::mcp::tool::cancellation::Cancelled;
@@ -97,13 +103,15 @@ pub use {schemars, serde, serde_json};
 /// The `mcp:tool` bindings as wit-bindgen generates them from `wit/`: the
 /// escape hatch for what the typed layer does not cover.
 ///
-/// A component may implement the raw [`Guest`](raw::exports::mcp::tool::tool::Guest)
-/// trait itself and export it with [`raw::export!`](crate::raw::export)
+/// A component may implement the raw `Guest` traits (of `tool`, `resources`,
+/// `prompts` and `completion`: the world exports all four; see
+/// [`tool::Guest`](raw::exports::mcp::tool::tool::Guest)) itself and
+/// export them with [`raw::export!`](crate::raw::export)
 /// instead of [`export!`] (never beside it); it then sees calls exactly as
 /// the host makes them (arguments as JSON text, results and errors as WIT
 /// records). `guest-tools/hostile` in the repository does this.
 ///
-/// ```no_run
+/// ```ignore
 /// use mcp_tool::raw::exports::mcp::tool::tool::Guest;
 /// use mcp_tool::raw::mcp::tool::cancellation::Cancelled;
 /// use mcp_tool::raw::mcp::tool::types::{CallError, CallResult, StopReason, ToolInfo};
@@ -119,13 +127,14 @@ pub use {schemars, serde, serde_json};
 ///     }
 ///     fn cleanup(_: String, _: StopReason) {}
 /// }
+/// // ...and `resources::Guest`, `prompts::Guest`, `completion::Guest`.
 ///
 /// mcp_tool::raw::export!(Raw);
 /// ```
 pub mod raw {
     wit_bindgen::generate!({
         path: "wit",
-        world: "tool-component",
+        world: "server-component",
         pub_export_macro: true,
         export_macro_name: "export",
         default_bindings_module: "mcp_tool::raw",
@@ -215,15 +224,23 @@ pub trait Tool: 'static {
     }
 }
 
-/// Exports tools as the component's `mcp:tool/tool`: list every tool type,
-/// and optionally a cleanup hook after a `;`.
+/// Exports what the component offers: its tools (as `mcp:tool/tool`),
+/// and optionally, after a `;` each and in this order, its resources,
+/// resource templates, prompts and a cleanup hook.
 ///
 /// ```ignore
 /// mcp_tool::export!(Echo, Countdown);
+/// mcp_tool::export!(Echo; resources = [Readme], templates = [Orders], prompts = [Review]);
 /// // With a hook for calls that did not finish (cancelled, out of time,
 /// // stopped by a limit): fn(call_id: &str, reason: StopReason).
 /// mcp_tool::export!(Echo, Countdown; cleanup = release_locks);
+/// // No tools, only a resource.
+/// mcp_tool::export!(; resources = [Readme]);
 /// ```
+///
+/// The component exports all four interfaces of the contract (`tool`,
+/// `resources`, `prompts`, `completion`); what it does not offer is listed
+/// empty. Completion asks the prompt's or template's `complete`.
 ///
 /// The host runs `cleanup` in a fresh instance, once for each call that did
 /// not return normally, so it sees none of the call's memory: name anything
@@ -231,12 +248,24 @@ pub trait Tool: 'static {
 /// macro once per crate.
 #[macro_export]
 macro_rules! export {
-    ($($tool:ty),+ $(,)? $(; cleanup = $cleanup:expr)?) => {
+    (
+        $($tool:ty),* $(,)?
+        $(; resources = [$($resource:ty),* $(,)?])?
+        $(; templates = [$($template:ty),* $(,)?])?
+        $(; prompts = [$($prompt:ty),* $(,)?])?
+        $(; cleanup = $cleanup:expr)?
+    ) => {
         #[doc(hidden)]
         struct __McpToolComponent;
 
         impl __McpToolComponent {
-            const TOOLS: &'static [$crate::__private::Entry] = &[$($crate::__private::Entry::of::<$tool>()),+];
+            const TOOLS: &'static [$crate::__private::Entry] = &[$($crate::__private::Entry::of::<$tool>()),*];
+            const RESOURCES: &'static [$crate::__private::ResourceEntry] =
+                &[$($($crate::__private::ResourceEntry::of::<$resource>()),*)?];
+            const TEMPLATES: &'static [$crate::__private::TemplateEntry] =
+                &[$($($crate::__private::TemplateEntry::of::<$template>()),*)?];
+            const PROMPTS: &'static [$crate::__private::PromptEntry] =
+                &[$($($crate::__private::PromptEntry::of::<$prompt>()),*)?];
         }
 
         impl $crate::raw::exports::mcp::tool::tool::Guest for __McpToolComponent {
@@ -268,6 +297,64 @@ macro_rules! export {
                     let hook: fn(&str, $crate::StopReason) = $cleanup;
                     hook(&call_id, reason);
                 )?
+            }
+        }
+
+        impl $crate::raw::exports::mcp::tool::resources::Guest for __McpToolComponent {
+            fn list_resources() -> ::std::vec::Vec<$crate::raw::exports::mcp::tool::resources::ResourceInfo> {
+                $crate::__private::list_resources(__McpToolComponent::RESOURCES)
+            }
+
+            fn list_templates() -> ::std::vec::Vec<$crate::raw::exports::mcp::tool::resources::ResourceTemplate> {
+                $crate::__private::list_templates(__McpToolComponent::TEMPLATES)
+            }
+
+            fn read(
+                call_id: ::std::string::String,
+                uri: ::std::string::String,
+                cancelled: $crate::Cancelled,
+            ) -> ::core::result::Result<
+                ::std::vec::Vec<$crate::raw::exports::mcp::tool::resources::ResourceContents>,
+                $crate::raw::exports::mcp::tool::resources::ReadError,
+            > {
+                $crate::__private::read(
+                    __McpToolComponent::RESOURCES,
+                    __McpToolComponent::TEMPLATES,
+                    call_id,
+                    uri,
+                    cancelled,
+                )
+            }
+        }
+
+        impl $crate::raw::exports::mcp::tool::prompts::Guest for __McpToolComponent {
+            fn list_prompts() -> ::std::vec::Vec<$crate::raw::exports::mcp::tool::prompts::PromptInfo> {
+                $crate::__private::list_prompts(__McpToolComponent::PROMPTS)
+            }
+
+            fn get_prompt(
+                call_id: ::std::string::String,
+                name: ::std::string::String,
+                arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+                cancelled: $crate::Cancelled,
+            ) -> ::core::result::Result<
+                $crate::raw::exports::mcp::tool::prompts::PromptResult,
+                $crate::raw::exports::mcp::tool::prompts::PromptError,
+            > {
+                $crate::__private::get_prompt(__McpToolComponent::PROMPTS, call_id, name, arguments, cancelled)
+            }
+        }
+
+        impl $crate::raw::exports::mcp::tool::completion::Guest for __McpToolComponent {
+            fn complete(
+                _call_id: ::std::string::String,
+                request: $crate::raw::exports::mcp::tool::completion::CompletionRequest,
+                _cancelled: $crate::Cancelled,
+            ) -> ::core::result::Result<
+                $crate::raw::exports::mcp::tool::completion::Completions,
+                ::std::string::String,
+            > {
+                $crate::__private::complete(__McpToolComponent::PROMPTS, __McpToolComponent::TEMPLATES, request)
             }
         }
 

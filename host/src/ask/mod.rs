@@ -33,6 +33,7 @@ mod log_filter;
 mod notify;
 mod question;
 mod replay;
+mod updates;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,6 +53,8 @@ use crate::limits::{CallLimits, HumanBytes};
 use crate::log_text::{cut_to, escape_controls};
 use crate::request_state::Answered;
 use crate::stats::Stats;
+use updates::MAX_UPDATES_PER_CALL;
+pub use updates::ResourceUpdates;
 
 pub use log_filter::LogFilter;
 pub use notify::Notifier;
@@ -204,6 +207,10 @@ pub struct CallChannel {
     caps: PayloadCaps,
     /// Bytes of notifications queued so far, against `caps.notification_bytes`.
     notified_bytes: usize,
+    /// Where the call's `client.resource-updated` goes, if anywhere.
+    resource_updates: Option<ResourceUpdates>,
+    /// How many more resource updates this call may announce.
+    updates_left: u32,
 }
 
 impl CallChannel {
@@ -237,6 +244,8 @@ impl CallChannel {
             dropped: 0,
             caps: (&CallLimits::default()).into(),
             notified_bytes: 0,
+            resource_updates: None,
+            updates_left: MAX_UPDATES_PER_CALL,
         }
     }
 
@@ -261,6 +270,8 @@ impl CallChannel {
             dropped: 0,
             caps: (&CallLimits::default()).into(),
             notified_bytes: 0,
+            resource_updates: None,
+            updates_left: MAX_UPDATES_PER_CALL,
         }
     }
 

@@ -45,6 +45,7 @@ use crate::cancellation::CallCancellation;
 use crate::component::{Kind, ToolComponent};
 use crate::contract::types::{CallResult, StopReason};
 use crate::limits::HumanDuration;
+use crate::operation::Operation;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_pool::{GuestPool, StartTurn};
 use crate::schema::{CheckFailure, Checker};
@@ -153,19 +154,20 @@ impl CallRunner {
         self.epochs.increment();
     }
 
-    /// Runs `tool` of `component` with `arguments` (a JSON object, already
+    /// Runs `operation` of `component` (a tool call's arguments already
     /// validated), until it returns or is stopped, and its cleanup is done.
     /// With `approval`, the user is asked first and the tool runs only on a yes.
     pub async fn run(
         &self,
         component: &ToolComponent,
-        tool: &str,
-        arguments: &str,
+        operation: Operation,
         signals: CallSignals,
         mut channel: Box<CallChannel>,
         approval: Option<ApprovalQuestion>,
     ) -> CallOutcome {
         let _live = self.stats.call();
+        let tool = operation.label().to_string();
+        let tool = tool.as_str();
         let limits = &component.limits;
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
         let cancellation = CallCancellation::new();
@@ -217,10 +219,11 @@ impl CallRunner {
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead } =
-            Box::pin(self.run_guest(&call, tool, arguments, stop, *channel, turn)).await;
+            Box::pin(self.run_guest(&call, &operation, stop, *channel, turn)).await;
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome
+            && operation.is_tool()
             && let Some(problem) = Box::pin(self.check_output(component, tool, result, deadline)).await
         {
             outcome = CallOutcome::BadOutput(problem);
@@ -236,6 +239,7 @@ impl CallRunner {
         tracing::info!(
             call_id = &*call_id,
             tool,
+            subject = operation.subject().map(crate::log_text::escaped).map(tracing::field::display),
             outcome = outcome.label(),
             stop_reason = cancellation.reason().map(stop_reason_name),
             forced,
@@ -284,8 +288,7 @@ impl CallRunner {
     async fn run_guest(
         &self,
         call: &CallContext<'_>,
-        tool: &str,
-        arguments: &str,
+        operation: &Operation,
         stop: StopSignals,
         channel: CallChannel,
         turn: StartTurn,
@@ -314,9 +317,8 @@ impl CallRunner {
             .guests
             .spawn({
                 let stop_now = stop_now.clone();
-                // The component's own name for the tool (without a prefix).
-                let (call_id, tool, arguments) =
-                    (call_id.to_string(), component.guest_name(tool).to_string(), arguments.to_string());
+                // The component's own names (without a prefix).
+                let (call_id, operation) = (call_id.to_string(), guest_operation(component, operation));
                 let bounds = (limits.max_output, limits.max_memory);
                 let mut guest = guest;
                 async move {
@@ -324,7 +326,7 @@ impl CallRunner {
                         // A guest told to stop is not resumed.
                         biased;
                         () = stop_now.cancelled() => None,
-                        result = guest.call(&call_id, &tool, &arguments, bounds) => Some(result),
+                        result = guest.call(&call_id, &operation, bounds) => Some(result),
                     };
                     // The call future is dropped here: a guest still running is stopped.
                     (result, guest)
@@ -371,8 +373,8 @@ impl CallRunner {
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);
-        // A plain component has no `cleanup` to run.
-        let needs_cleanup = needs_cleanup.filter(|_| component.code.kind() == Kind::Contract);
+        // A plain component, or one that does not export `tool`, has no `cleanup` to run.
+        let needs_cleanup = needs_cleanup.filter(|_| component.code.has_cleanup());
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes, ahead }
     }
 
@@ -403,5 +405,20 @@ impl CallRunner {
                 HumanDuration(component.limits.timeout)
             )),
         }
+    }
+}
+
+/// `operation` with the names its component knows things by (without the
+/// component's prefix).
+fn guest_operation(component: &ToolComponent, operation: &Operation) -> Operation {
+    match operation {
+        Operation::Tool { name, arguments } => {
+            Operation::Tool { name: component.guest_name(name).to_string(), arguments: arguments.clone() }
+        }
+        Operation::Prompt { name, arguments } => Operation::Prompt {
+            name: component.offers.prompt(name).map_or(name, |spec| &spec.guest_name).clone(),
+            arguments: arguments.clone(),
+        },
+        other => other.clone(),
     }
 }

@@ -70,9 +70,9 @@ impl ToolSpec {
 }
 
 /// Longest tool title the host lists, in bytes.
-const MAX_TITLE: usize = 1 << 10;
+pub(super) const MAX_TITLE: usize = 1 << 10;
 /// Longest tool description the host lists, in bytes.
-const MAX_DESCRIPTION: usize = 16 << 10;
+pub(super) const MAX_DESCRIPTION: usize = 16 << 10;
 
 /// The tools a component offers once the user's `offer` is applied (which
 /// are served, under which names, with which hints). A name the component

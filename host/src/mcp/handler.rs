@@ -4,16 +4,19 @@
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam, GetTaskParams,
-    GetTaskResult, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use serde_json::Value;
 
-use super::{ToolServer, access, mode, status};
+use super::{ToolServer, access, mode, status, subscriptions};
 use crate::audit::Who;
 use crate::log_text::escaped;
 
@@ -22,17 +25,35 @@ use crate::log_text::escaped;
 #[allow(deprecated)]
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
+        let shared = &self.caller.shared;
+        let watching = shared.list_changes.is_some();
+        // Before the components are loaded, or with --watch (a reload may
+        // add them), prompts and completion may come: they are advertised.
+        let tools = shared.tools();
+        let maybe = watching || !shared.loading.is_done();
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
             .enable_resources()
+            .enable_resources_subscribe()
             .enable_tasks()
             .build();
-        if self.caller.shared.list_changes.is_some()
-            && let Some(tools) = &mut capabilities.tools
-        {
-            // With --watch, the tool list changes when a component is reloaded.
-            tools.list_changed = Some(true);
+        if maybe || tools.catalog.has_prompts() {
+            let mut prompts = rmcp::model::PromptsCapability::default();
+            prompts.list_changed = watching.then_some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        if maybe || tools.catalog.completes {
+            capabilities.completions = Some(rmcp::model::JsonObject::new());
+        }
+        if watching {
+            // With --watch, the lists change when a component is reloaded.
+            if let Some(tools) = &mut capabilities.tools {
+                tools.list_changed = Some(true);
+            }
+            if let Some(resources) = &mut capabilities.resources {
+                resources.list_changed = Some(true);
+            }
         }
         ServerConfig::new(capabilities).with_server_info(
             Implementation::new("mcp-wasm-host", env!("CARGO_PKG_VERSION")).with_title("mcp-wasm-host"),
@@ -65,17 +86,93 @@ impl ServerHandler for ToolServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(status::list())
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+        let mut resources = status::list();
+        resources.extend(tools.catalog.resources_for(granted));
+        Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+        let templates = tools.catalog.templates_for(granted);
+        Ok(self.cacheable(ListResourceTemplatesResult::with_all_items(templates), &context))
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        status::read(&request.uri, self.caller.shared.runner.stats())
+        if request.uri.starts_with(crate::component::HOST_SCHEME) {
+            return status::read(&request.uri, self.caller.shared.runner.stats());
+        }
+        let contents = self.read_offered(&request.uri, &context).await?;
+        Ok(ReadResourceResult::new(contents).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        let uri = request.uri.as_str();
+        let offered =
+            uri.starts_with(crate::component::HOST_SCHEME) || tools.catalog.route_uri(uri).is_some();
+        if !offered {
+            let shown = crate::log_text::escaped_to(uri, 256);
+            return Err(McpError::resource_not_found(format!("no resource `{shown}`"), None));
+        }
+        let subscribers = &self.caller.shared.subscribers;
+        subscribers.follow(&self.following, context.peer.clone(), uri).map_err(|_| {
+            McpError::invalid_request(
+                format!("a session may follow at most {} resources", subscriptions::MAX_PER_SESSION),
+                None,
+            )
+        })
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.caller.shared.subscribers.unfollow(&self.following, &request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+        Ok(self.cacheable(ListPromptsResult::with_all_items(tools.catalog.prompts_for(granted)), &context))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        Ok(self.get_offered(request, &context).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.complete_offered(request, &context).await
     }
 
     async fn list_tools(
@@ -85,7 +182,7 @@ impl ServerHandler for ToolServer {
     ) -> Result<ListToolsResult, McpError> {
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
         let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-        Ok(ListToolsResult::with_all_items(tools.listed_for(granted)))
+        Ok(self.cacheable(ListToolsResult::with_all_items(tools.listed_for(granted)), &context))
     }
 
     async fn call_tool(

@@ -20,11 +20,15 @@
 //! checks its scopes and its share of calls.
 
 mod access;
+mod catalog;
 mod handler;
+mod lists;
 mod loading;
 mod mode;
+mod offered;
 mod result;
 mod status;
+mod subscriptions;
 mod tools;
 
 use std::sync::Arc;
@@ -41,6 +45,7 @@ use crate::auth::Fairness;
 use crate::call::{CallOutcome, CallRunner, CallSignals};
 use crate::component::ToolComponent;
 use crate::contract::types::StopReason;
+use crate::operation::Operation;
 use crate::request_state::StateKeys;
 use crate::stats::Stats;
 
@@ -55,6 +60,8 @@ use tools::{CallPlan, Tools};
 #[derive(Clone)]
 pub struct ToolServer {
     caller: Caller,
+    /// The resources this session follows (`resources/subscribe`).
+    following: Arc<subscriptions::Following>,
     /// This session's tasks and paused calls. Running calls hold a
     /// [`Caller`], never this, so it is dropped with the session.
     calls: Arc<SessionCalls>,
@@ -85,6 +92,8 @@ struct Shared {
     state_keys: Option<Arc<StateKeys>>,
     /// With `--auth-issuer`: each caller's share of calls and pauses.
     fairness: Option<Fairness>,
+    /// The sessions that follow resources.
+    subscribers: Arc<subscriptions::Subscribers>,
     /// Tasks and paused calls of requests that come in no session:
     /// 2026-07-28 over HTTP is stateless, so a request there cannot be tied
     /// to the one that started a call. Their ids (task ids, `requestState`)
@@ -143,10 +152,11 @@ impl ToolServer {
             ask_policy,
             state_keys: state_keys.map(Arc::new),
             fairness,
+            subscribers: Arc::default(),
             sessionless: SessionCalls::new(stats.clone()),
         };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
-        Ok(Self { caller, calls: SessionCalls::new(stats) })
+        Ok(Self { caller, following: Arc::default(), calls: SessionCalls::new(stats) })
     }
 
     /// Serves the tools of `components`, loaded in `took`, and lets the
@@ -182,7 +192,7 @@ impl ToolServer {
     pub(crate) fn new_session(&self) -> Self {
         let shared = self.caller.shared.clone();
         let calls = SessionCalls::new(shared.runner.stats().clone());
-        Self { caller: Caller { shared, log_filter: Arc::default() }, calls }
+        Self { caller: Caller { shared, log_filter: Arc::default() }, following: Arc::default(), calls }
     }
 
     /// The tasks and paused calls `context`'s request may reach: its
@@ -219,6 +229,10 @@ impl ToolServer {
         let mut tools = self.caller.shared.tools.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         let replaced = tools.replacing(index, new)?;
         let names = replaced.listed().iter().map(|tool| tool.name.to_string()).collect();
+        if let Some(component) = replaced.component(index) {
+            // Its resources may read differently now.
+            self.caller.shared.subscribers.reloaded(component);
+        }
         *tools = Arc::new(replaced);
         Ok(names)
     }
@@ -260,8 +274,14 @@ impl ToolServer {
             peers.clone()
         };
         for peer in peers {
-            if let Err(err) = peer.notify_tool_list_changed().await {
-                tracing::debug!("cannot tell a client the tool list changed: {err}");
+            // Resources and prompts come from the same components.
+            let told = async {
+                peer.notify_tool_list_changed().await?;
+                peer.notify_resource_list_changed().await?;
+                peer.notify_prompt_list_changed().await
+            };
+            if let Err(err) = told.await {
+                tracing::debug!("cannot tell a client the lists changed: {err}");
             }
         }
     }
@@ -307,11 +327,23 @@ impl Caller {
         progress_token: Option<ProgressToken>,
     ) -> Box<CallChannel> {
         let identity = CallIdentity { tool: plan.spec().name.clone(), pre_approved: plan.route.pre_approved };
+        self.channel_for(identity, &plan.route.component, context, delivery, progress_token)
+    }
+
+    /// The channel to the user of a run of `component` by `identity`.
+    fn channel_for(
+        &self,
+        identity: CallIdentity,
+        component: &Arc<ToolComponent>,
+        context: &RequestContext<RoleServer>,
+        delivery: Delivery,
+        progress_token: Option<ProgressToken>,
+    ) -> Box<CallChannel> {
         let mut policy = self.shared.ask_policy.clone();
         if let (Some(fairness), Some(caller)) = (&self.shared.fairness, access::caller(context)) {
             policy.paused_share = Some(fairness.paused.of(&caller.key()));
         }
-        Box::new(CallChannel::new(
+        let mut channel = Box::new(CallChannel::new(
             context.peer.clone(),
             context.client_capabilities(),
             delivery,
@@ -320,7 +352,9 @@ impl Caller {
             self.log_filter.clone(),
             policy,
             self.shared.runner.stats().clone(),
-        ))
+        ));
+        channel.announce_updates_to(self.shared.subscribers.sink_for(component));
+        channel
     }
 
     /// Runs a planned call to its MCP response: approval first if the tool
@@ -338,9 +372,9 @@ impl Caller {
         let needs_approval = approval.is_some();
         let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval);
         let approved = signals.approved.clone();
-        let arguments = plan.arguments.to_string();
+        let operation = Operation::Tool { name: name.clone(), arguments: plan.arguments.to_string() };
         let outcome =
-            self.shared.runner.run(&plan.route.component, name, &arguments, signals, channel, approval).await;
+            self.shared.runner.run(&plan.route.component, operation, signals, channel, approval).await;
         audit.ended(audit_end(&outcome, approved.is_cancelled())).await;
         result::to_response(name, outcome)
     }

@@ -76,7 +76,7 @@ fn error_result(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
-fn content_block(content: Content) -> ContentBlock {
+pub(super) fn content_block(content: Content) -> ContentBlock {
     match content {
         Content::Text(text) => ContentBlock::text(text),
         Content::Image(media) => ContentBlock::image(BASE64.encode(media.data), media.mime_type),

@@ -2,9 +2,7 @@
 //! clients, operators and tests can see that nothing leaks.
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{
-    ListResourcesResult, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-};
+use rmcp::model::{ReadResourceResponse, ReadResourceResult, Resource, ResourceContents};
 
 use crate::stats::Stats;
 
@@ -12,11 +10,11 @@ use crate::stats::Stats;
 pub const STATUS_URI: &str = "mcp-wasm-host://status";
 
 /// The resources the host offers: the status.
-pub(super) fn list() -> ListResourcesResult {
+pub(super) fn list() -> Vec<Resource> {
     let status = Resource::new(STATUS_URI, "status")
         .with_description("Live counts: calls, wasm stores and open requests to the client")
         .with_mime_type("application/json");
-    ListResourcesResult::with_all_items(vec![status])
+    vec![status]
 }
 
 /// Reads the resource at `uri`: the status now, as JSON.

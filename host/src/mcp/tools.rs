@@ -10,6 +10,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolRequestParams, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
+use super::catalog::Catalog;
 use crate::approval::ApprovalQuestion;
 use crate::call::CallRunner;
 use crate::component::{ToolComponent, ToolSpec};
@@ -26,6 +27,8 @@ pub(super) struct Tools {
     routes: HashMap<String, Route>,
     /// The `tools/list` answer, built once.
     listed: Vec<Tool>,
+    /// Their resources, templates and prompts.
+    pub(super) catalog: Catalog,
 }
 
 /// Where a tool lives, and what the user decided about its approval.
@@ -98,6 +101,11 @@ impl Tools {
                 routes.insert(spec.name.clone(), route);
             }
         }
+        let catalog = Catalog::new(&components)?;
+        // A scope may name a tool or a prompt.
+        let prompts = components.iter().flat_map(|component| component.offers.prompts.iter());
+        let named: Vec<&str> =
+            routes.keys().map(String::as_str).chain(prompts.map(|prompt| prompt.name.as_str())).collect();
         for route in routes.values() {
             route
                 .component
@@ -107,10 +115,10 @@ impl Tools {
             route
                 .component
                 .scopes
-                .validate(routes.keys().map(String::as_str))
+                .validate(named.iter().copied())
                 .with_context(|| format!("scopes for {}", route.component.path.display()))?;
         }
-        Ok(Tools { components, routes, listed })
+        Ok(Tools { components, routes, listed, catalog })
     }
 
     /// The same tools with the component at `index` replaced by `new`,

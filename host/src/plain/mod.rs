@@ -51,7 +51,12 @@ pub use schema::Outcome;
 /// Whether a component is written for the `mcp:tool` contract: it exports
 /// its `tool` interface. Any other component is plain.
 pub fn is_contract(component: &Component, engine: &Engine) -> bool {
-    component.component_type().exports(engine).any(|(name, _)| name.starts_with("mcp:tool/tool@"))
+    const CONTRACT_EXPORTS: [&str; 4] =
+        ["mcp:tool/tool@", "mcp:tool/resources@", "mcp:tool/prompts@", "mcp:tool/completion@"];
+    component
+        .component_type()
+        .exports(engine)
+        .any(|(name, _)| CONTRACT_EXPORTS.iter().any(|export| name.starts_with(export)))
 }
 
 /// One tool of a plain component: which function it calls and how its

@@ -44,6 +44,13 @@ impl HasData for HasClient {
 }
 
 impl Host for ClientCtxView<'_> {
+    async fn resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {
+        if !self.cancellation.is_cancelled() {
+            self.channel.resource_updated(self.call_id, &uri);
+        }
+        Ok(())
+    }
+
     async fn log(&mut self, level: LogLevel, logger: Option<String>, data: String) -> wasmtime::Result<()> {
         let stopping = self.cancellation.is_cancelled();
         self.channel.log(self.call_id, mcp_level(level), logger, data, stopping);

@@ -20,16 +20,20 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
-use crate::contract::types::{CallError, CallResult, StopReason, ToolInfo};
-use crate::contract::{ToolComponentBindings, ToolComponentPre};
+use crate::contract::types::{CallError, CallResult, StopReason};
+use crate::operation::Operation;
 use crate::plain::PlainCode;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::{self, Sandbox, SandboxView, StoreBudget};
 use crate::wit::{self, CancellationCtxView, CancellationView, ClientCtxView, ClientView};
 
+mod exports;
+
+pub use exports::{ContractCode, Listing};
+
 /// An instance of a component, by its kind.
 enum Instance {
-    Contract(ToolComponentBindings),
+    Contract(wasmtime::component::Instance),
     Plain(wasmtime::component::Instance),
 }
 
@@ -178,16 +182,16 @@ impl Guest {
 
     async fn instantiate(&mut self) -> wasmtime::Result<Instance> {
         Ok(match &self.code {
-            Code::Contract(pre) => Instance::Contract(pre.instantiate_async(&mut self.store).await?),
+            Code::Contract(code) => Instance::Contract(code.pre.instantiate_async(&mut self.store).await?),
             Code::Plain(plain) => Instance::Plain(plain.pre.instantiate_async(&mut self.store).await?),
         })
     }
 
-    /// The contract's `tool` exports of a new instance.
-    async fn contract(&mut self) -> wasmtime::Result<ToolComponentBindings> {
-        match self.instance().await? {
-            Instance::Contract(bindings) => Ok(bindings),
-            Instance::Plain(_) => Err(wasmtime::format_err!("a plain component has no mcp:tool exports")),
+    /// A new instance of a contract component, with its code.
+    async fn contract(&mut self) -> wasmtime::Result<(wasmtime::component::Instance, Arc<ContractCode>)> {
+        match (self.instance().await?, &self.code) {
+            (Instance::Contract(instance), Code::Contract(code)) => Ok((instance, code.clone())),
+            _ => Err(wasmtime::format_err!("a plain component has no mcp:tool exports")),
         }
     }
 
@@ -197,20 +201,21 @@ impl Guest {
         self.instantiated_in
     }
 
-    /// `tool.list-tools`.
-    pub async fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
-        let instance = self.contract().await?;
-        instance.mcp_tool_tool().call_list_tools(&mut self.store).await
+    /// Everything a contract component offers (`list-tools`,
+    /// `list-resources`, ...), read in this store's instance.
+    pub async fn list(&mut self) -> wasmtime::Result<Listing> {
+        let (instance, code) = self.contract().await?;
+        code.list(&mut self.store, &instance).await
     }
 
-    /// `tool.call`, with the call's `cancelled` handed to the guest; for a
-    /// plain component, the tool's function, its result converted within
-    /// `max_output` bytes (lifted within `max_memory`).
+    /// Runs `operation` (named as the component names things), with the
+    /// call's `cancelled` handed to the guest; for a plain component, the
+    /// tool's function, its result converted within `max_output` bytes
+    /// (lifted within `max_memory`).
     pub async fn call(
         &mut self,
         call_id: &str,
-        tool: &str,
-        arguments: &str,
+        operation: &Operation,
         (max_output, max_memory): (usize, usize),
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
         self.store.data_mut().sandbox.enter();
@@ -222,30 +227,29 @@ impl Guest {
         // memory, except a plain result's `Val`s (tens of bytes an element).
         let fuel = self.store.hostcall_fuel().min(max_memory);
         self.store.set_hostcall_fuel(fuel);
-        let instance = match (self.instance().await?, &self.code) {
-            (Instance::Contract(bindings), _) => bindings,
+        let (instance, code) = match (self.instance().await?, &self.code) {
+            (Instance::Contract(instance), Code::Contract(code)) => (instance, code.clone()),
             (Instance::Plain(instance), Code::Plain(plain)) => {
+                let Operation::Tool { name, arguments } = operation else {
+                    return Err(wasmtime::format_err!("a plain component offers only tools"));
+                };
                 let plain = plain.clone();
                 return plain
-                    .call(&mut self.store, &instance, tool, arguments, (max_output, max_memory))
+                    .call(&mut self.store, &instance, name, arguments, (max_output, max_memory))
                     .await;
             }
-            (Instance::Plain(_), Code::Contract(_)) => {
-                return Err(wasmtime::format_err!("a contract component made a plain instance"));
-            }
+            _ => return Err(wasmtime::format_err!("a component made an instance of the other kind")),
         };
         let state = self.store.data_mut();
         let cancelled = wit::cancellation::hand_to_guest(state.sandbox.table(), &state.cancellation)?;
-        // `json` is a `string` alias, which the bindings take as `&String`.
-        let arguments = arguments.to_string();
-        instance.mcp_tool_tool().call_call(&mut self.store, call_id, tool, &arguments, cancelled).await
+        code.run(&mut self.store, &instance, call_id, operation, cancelled).await
     }
 
     /// `tool.cleanup` for `call_id`, stopped for `reason`.
     pub async fn cleanup(&mut self, call_id: &str, reason: StopReason) -> wasmtime::Result<()> {
         self.store.data_mut().sandbox.enter();
-        let instance = self.contract().await?;
-        instance.mcp_tool_tool().call_cleanup(&mut self.store, call_id, reason).await
+        let (instance, code) = self.contract().await?;
+        code.cleanup(&mut self.store, &instance, call_id, reason).await
     }
 
     /// The store's data.
@@ -257,8 +261,8 @@ impl Guest {
 /// A component's instance-to-be, imports resolved once.
 #[derive(Clone)]
 pub enum Code {
-    /// It exports `mcp:tool/tool`.
-    Contract(ToolComponentPre<CallState>),
+    /// It exports interfaces of the `mcp:tool` contract.
+    Contract(Arc<ContractCode>),
     /// It exports plain functions.
     Plain(Arc<PlainCode<CallState>>),
 }
@@ -288,7 +292,7 @@ impl Code {
     /// The engine its code was compiled for (baseline or optimized).
     pub fn engine(&self) -> &Engine {
         match self {
-            Code::Contract(pre) => pre.engine(),
+            Code::Contract(code) => code.pre.engine(),
             Code::Plain(plain) => plain.pre.engine(),
         }
     }
@@ -299,5 +303,11 @@ impl Code {
             Code::Contract(_) => Kind::Contract,
             Code::Plain(_) => Kind::Plain,
         }
+    }
+
+    /// Whether a stopped run has a `cleanup` to run: a contract component
+    /// that exports `tool`.
+    pub fn has_cleanup(&self) -> bool {
+        matches!(self, Code::Contract(code) if code.has_tool())
     }
 }

@@ -1,0 +1,140 @@
+//! Resources, prompts and completion that misbehave: lists past the host's
+//! caps, URIs and names holding control characters, reads that never end
+//! or return too much, completions by the hundred thousand. Each must be
+//! bounded by the host, with the component's good items (and its
+//! neighbours) served as usual.
+
+use mcp_tool::raw::exports::mcp::tool::completion::{self, CompletionRequest, Completions};
+use mcp_tool::raw::exports::mcp::tool::prompts::{
+    self, PromptError, PromptInfo, PromptMessage, PromptResult, Role,
+};
+use mcp_tool::raw::exports::mcp::tool::resources::{
+    self, ReadError, ResourceContents, ResourceInfo, ResourceTemplate,
+};
+use mcp_tool::raw::mcp::tool::cancellation::Cancelled;
+use mcp_tool::raw::mcp::tool::types::{Content, ResourceBody};
+
+use super::{Hostile, spin_forever};
+
+/// How many resources `list-resources` returns: past the host's 1024.
+const MANY: u32 = 5000;
+
+fn resource(uri: String, name: &str) -> ResourceInfo {
+    ResourceInfo { uri, name: name.into(), title: None, description: None, mime_type: None, size: None }
+}
+
+impl resources::Guest for Hostile {
+    fn list_resources() -> Vec<ResourceInfo> {
+        let mut list = vec![
+            resource("hostile://ok".into(), "ok"),
+            resource("hostile://forged\n\u{1b}[31mred".into(), "forged-uri"),
+            resource("hostile://forged-name".into(), "name\u{7}\u{1b}]0;title"),
+            resource(format!("hostile://{}", "x".repeat(10_000)), "long-uri"),
+            resource("hostile://ok".into(), "listed-twice"),
+            resource("no scheme".into(), "no-scheme"),
+        ];
+        list.extend((0..MANY).map(|n| resource(format!("hostile://many/{n}"), "many")));
+        list
+    }
+
+    fn list_templates() -> Vec<ResourceTemplate> {
+        let template = |uri_template: &str, name: &str| ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+        };
+        vec![
+            template("hostile://spin/{n}", "spin"),
+            template("hostile://huge/{mib}", "huge"),
+            template("hostile://pieces/{count}", "pieces"),
+            template("hostile://bad-uri/{n}", "bad-uri"),
+            template("hostile://{a}{b}", "two-in-a-row"),
+        ]
+    }
+
+    fn read(
+        _call_id: String,
+        uri: String,
+        _cancelled: Cancelled,
+    ) -> Result<Vec<ResourceContents>, ReadError> {
+        let text = |uri: String, text: String| ResourceContents {
+            uri,
+            mime_type: None,
+            body: ResourceBody::Text(text),
+        };
+        if uri == "hostile://ok" {
+            return Ok(vec![text(uri, "fine".into())]);
+        }
+        if uri.starts_with("hostile://spin/") {
+            spin_forever();
+        }
+        if let Some(mib) = uri.strip_prefix("hostile://huge/") {
+            let mib: usize = mib.parse().unwrap_or(1);
+            return Ok(vec![text(uri.clone(), "x".repeat(mib << 20))]);
+        }
+        if let Some(count) = uri.strip_prefix("hostile://pieces/") {
+            let count: usize = count.parse().unwrap_or(1);
+            return Ok((0..count).map(|n| text(format!("hostile://piece/{n}"), String::new())).collect());
+        }
+        if uri.starts_with("hostile://bad-uri/") {
+            return Ok(vec![text("hostile://\u{1b}[2J\r\nforged".into(), "x".into())]);
+        }
+        Err(ReadError::NotFound)
+    }
+}
+
+fn prompt(name: String) -> PromptInfo {
+    PromptInfo { name, title: None, description: Some("hostile".into()), arguments: Vec::new() }
+}
+
+impl prompts::Guest for Hostile {
+    fn list_prompts() -> Vec<PromptInfo> {
+        let mut list = vec![
+            prompt("hostile_spin".into()),
+            prompt("hostile_huge".into()),
+            prompt("bad\nname\u{1b}[0m".into()),
+        ];
+        list.extend((0..400).map(|n| prompt(format!("hostile_many_{n}"))));
+        list
+    }
+
+    fn get_prompt(
+        _call_id: String,
+        name: String,
+        _arguments: Vec<(String, String)>,
+        _cancelled: Cancelled,
+    ) -> Result<PromptResult, PromptError> {
+        match name.as_str() {
+            "hostile_spin" => spin_forever(),
+            "hostile_huge" => Ok(PromptResult {
+                description: None,
+                messages: (0..100_000)
+                    .map(|_| PromptMessage { role: Role::User, content: Content::Text("x".repeat(64)) })
+                    .collect(),
+            }),
+            _ => Ok(PromptResult {
+                description: None,
+                messages: vec![PromptMessage { role: Role::User, content: Content::Text("hi".into()) }],
+            }),
+        }
+    }
+}
+
+impl completion::Guest for Hostile {
+    fn complete(
+        _call_id: String,
+        request: CompletionRequest,
+        _cancelled: Cancelled,
+    ) -> Result<Completions, String> {
+        if request.value == "spin" {
+            spin_forever();
+        }
+        Ok(Completions {
+            values: (0..100_000).map(|n| format!("value-{n}")).collect(),
+            total: None,
+            has_more: false,
+        })
+    }
+}

@@ -1,0 +1,210 @@
+//! A contract component's exports: which of `tool`, `resources`, `prompts`
+//! and `completion` it has (looked up once, when it is loaded), calling
+//! them, and carrying each answer back as a [`CallResult`] so that every
+//! answer passes the same caps (`crate::operation`).
+
+use serde_json::json;
+use wasmtime::component::{Instance, InstancePre, Resource};
+use wasmtime::{AsContextMut, Store};
+
+use super::CallState;
+use crate::contract::CONTRACT_VERSION;
+use crate::contract::cancellation::Cancelled;
+use crate::contract::completion_export::{self, Completions};
+use crate::contract::prompts_export::{self, PromptError, PromptInfo, PromptResult, Role};
+use crate::contract::resources_export::{self, ReadError, ResourceContents, ResourceInfo, ResourceTemplate};
+use crate::contract::tool_export;
+use crate::contract::types::{CallError, CallResult, Content, EmbeddedResource, ToolInfo};
+use crate::operation::Operation;
+
+/// The most completion values a client gets (MCP's own cap).
+const MAX_COMPLETIONS: usize = 100;
+
+/// Which of the contract's interfaces a component exports, with their
+/// functions found.
+pub struct ContractCode {
+    /// The component with its imports resolved.
+    pub pre: InstancePre<CallState>,
+    tool: Option<tool_export::GuestIndices>,
+    resources: Option<resources_export::GuestIndices>,
+    prompts: Option<prompts_export::GuestIndices>,
+    completion: Option<completion_export::GuestIndices>,
+}
+
+/// What a component offers, read once when it is loaded.
+#[derive(Default)]
+pub struct Listing {
+    pub tools: Vec<ToolInfo>,
+    pub resources: Vec<ResourceInfo>,
+    pub templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<PromptInfo>,
+    /// It exports `completion`.
+    pub completes: bool,
+}
+
+impl ContractCode {
+    /// Finds the interfaces `pre`'s component exports. An interface that is
+    /// there but lacks a function of the contract is an error naming it;
+    /// one that is not there is simply not offered.
+    pub fn new(pre: InstancePre<CallState>) -> Result<Self, String> {
+        fn find<T>(
+            pre: &InstancePre<CallState>,
+            interface: &str,
+            indices: impl FnOnce(&InstancePre<CallState>) -> wasmtime::Result<T>,
+        ) -> Result<Option<T>, String> {
+            // Semver-aware: `@0.2.0` and every other 0.2 patch match.
+            let name = format!("mcp:tool/{interface}@{CONTRACT_VERSION}");
+            if pre.component().get_export_index(None, name.as_str()).is_none() {
+                return Ok(None);
+            }
+            indices(pre).map(Some).map_err(|err| format!("its `{interface}` export: {err:#}"))
+        }
+        Ok(ContractCode {
+            tool: find(&pre, "tool", tool_export::GuestIndices::new)?,
+            resources: find(&pre, "resources", resources_export::GuestIndices::new)?,
+            prompts: find(&pre, "prompts", prompts_export::GuestIndices::new)?,
+            completion: find(&pre, "completion", completion_export::GuestIndices::new)?,
+            pre,
+        })
+    }
+
+    /// Whether it exports `tool` (and so `cleanup`).
+    pub fn has_tool(&self) -> bool {
+        self.tool.is_some()
+    }
+
+    /// Reads everything the component offers, in `instance`. A function
+    /// whose type breaks the contract fails here, before anything is served.
+    pub async fn list(&self, store: &mut Store<CallState>, instance: &Instance) -> wasmtime::Result<Listing> {
+        let mut listing = Listing::default();
+        if let Some(tool) = &self.tool {
+            listing.tools = tool.load(&mut *store, instance)?.call_list_tools(&mut *store).await?;
+        }
+        if let Some(resources) = &self.resources {
+            let resources = resources.load(&mut *store, instance)?;
+            listing.resources = resources.call_list_resources(&mut *store).await?;
+            listing.templates = resources.call_list_templates(&mut *store).await?;
+        }
+        if let Some(prompts) = &self.prompts {
+            listing.prompts = prompts.load(&mut *store, instance)?.call_list_prompts(&mut *store).await?;
+        }
+        if let Some(completion) = &self.completion {
+            completion.load(&mut *store, instance)?;
+            listing.completes = true;
+        }
+        Ok(listing)
+    }
+
+    /// Runs `operation` (with the component's own names) in `instance`.
+    pub async fn run(
+        &self,
+        mut store: impl AsContextMut<Data = CallState> + Send,
+        instance: &Instance,
+        call_id: &str,
+        operation: &Operation,
+        cancelled: Resource<Cancelled>,
+    ) -> wasmtime::Result<Result<CallResult, CallError>> {
+        let missing = |interface: &str| wasmtime::format_err!("the component does not export `{interface}`");
+        match operation {
+            Operation::Tool { name, arguments } => {
+                let tool = self.tool.as_ref().ok_or_else(|| missing("tool"))?;
+                // `json` is a `string` alias, which the bindings take as `&String`.
+                tool.load(&mut store, instance)?
+                    .call_call(&mut store, call_id, name, arguments, cancelled)
+                    .await
+            }
+            Operation::Read { uri } => {
+                let resources = self.resources.as_ref().ok_or_else(|| missing("resources"))?;
+                let resources = resources.load(&mut store, instance)?;
+                Ok(read_answer(resources.call_read(&mut store, call_id, uri, cancelled).await?))
+            }
+            Operation::Prompt { name, arguments } => {
+                let prompts = self.prompts.as_ref().ok_or_else(|| missing("prompts"))?;
+                let prompts = prompts.load(&mut store, instance)?;
+                let got = prompts.call_get_prompt(&mut store, call_id, name, arguments, cancelled).await?;
+                Ok(prompt_answer(got))
+            }
+            Operation::Complete(request) => {
+                let completion = self.completion.as_ref().ok_or_else(|| missing("completion"))?;
+                let completion = completion.load(&mut store, instance)?;
+                let got = completion.call_complete(&mut store, call_id, request, cancelled).await?;
+                Ok(got.map(completion_answer).map_err(CallError::Failed))
+            }
+        }
+    }
+
+    /// `tool.cleanup` for `call_id`, if the component exports `tool`.
+    pub async fn cleanup(
+        &self,
+        mut store: impl AsContextMut<Data = CallState> + Send,
+        instance: &Instance,
+        call_id: &str,
+        reason: crate::contract::types::StopReason,
+    ) -> wasmtime::Result<()> {
+        let Some(tool) = &self.tool else { return Ok(()) };
+        tool.load(&mut store, instance)?.call_cleanup(&mut store, call_id, reason).await
+    }
+}
+
+/// A read's contents as embedded resources; `not-found` as `unknown-tool`
+/// (which the MCP side answers with "resource not found").
+fn read_answer(read: Result<Vec<ResourceContents>, ReadError>) -> Result<CallResult, CallError> {
+    match read {
+        Ok(contents) => Ok(CallResult {
+            content: contents
+                .into_iter()
+                .map(|piece| {
+                    Content::Embedded(EmbeddedResource {
+                        uri: piece.uri,
+                        mime_type: piece.mime_type,
+                        body: piece.body,
+                    })
+                })
+                .collect(),
+            structured_content: None,
+            is_error: false,
+        }),
+        Err(ReadError::NotFound) => Err(CallError::UnknownTool(String::new())),
+        Err(ReadError::Failed(why)) => Err(CallError::Failed(why)),
+        Err(ReadError::Cancelled) => Err(CallError::Cancelled),
+    }
+}
+
+/// A prompt's messages as content blocks, in order; their roles and the
+/// description in the structured content (JSON the host writes).
+fn prompt_answer(got: Result<PromptResult, PromptError>) -> Result<CallResult, CallError> {
+    match got {
+        Ok(PromptResult { description, messages }) => {
+            let roles: Vec<&str> = messages
+                .iter()
+                .map(|message| match message.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                })
+                .collect();
+            let structured = json!({ "description": description, "roles": roles }).to_string();
+            Ok(CallResult {
+                content: messages.into_iter().map(|message| message.content).collect(),
+                structured_content: Some(structured),
+                is_error: false,
+            })
+        }
+        Err(PromptError::InvalidArguments(why)) => Err(CallError::InvalidArguments(why)),
+        Err(PromptError::Failed(why)) => Err(CallError::Failed(why)),
+        Err(PromptError::Cancelled) => Err(CallError::Cancelled),
+    }
+}
+
+/// Completion values as text blocks, at most [`MAX_COMPLETIONS`] of them;
+/// the total and whether there are more in the structured content.
+fn completion_answer(completions: Completions) -> CallResult {
+    let Completions { mut values, total, has_more } = completions;
+    let cut = values.len() > MAX_COMPLETIONS;
+    values.truncate(MAX_COMPLETIONS);
+    let structured = json!({ "total": total, "hasMore": has_more || cut }).to_string();
+    CallResult {
+        content: values.into_iter().map(Content::Text).collect(),
+        structured_content: Some(structured),
+        is_error: false,
+    }
+}
