@@ -23,6 +23,7 @@ use crate::contract::types::ToolInfo;
 use crate::engine::Tier;
 use crate::limits::{CallLimits, MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 use crate::log_text::escaped;
+use crate::operation::Operation;
 use crate::plain::{self, PlainCode};
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
@@ -185,7 +186,7 @@ impl ToolComponent {
                 pre_instantiate(&compiled.component, &compiled.linker).with_context(|| shown.to_string())?;
             let mut listing = list(&code, guests)
                 .await
-                .with_context(|| format!("{shown}: listing what it offers failed"))?;
+                .with_context(|| format!("{shown}: listing what it offers (list-tools, list-resources, list-templates, list-prompts) failed"))?;
             let offers = Offers::from_listing(&mut listing, &name);
             let tools = contract_tools(std::mem::take(&mut listing.tools), &shown.to_string())?;
             (Code::Contract(code), tools, offers)
@@ -247,6 +248,21 @@ impl ToolComponent {
     /// component's prefix).
     pub fn guest_name<'a>(&'a self, name: &'a str) -> &'a str {
         self.tools.iter().find(|spec| spec.name == name).map_or(name, |spec| spec.guest_name.as_str())
+    }
+
+    /// `operation` with the names the component knows things by (without
+    /// its prefix).
+    pub fn guest_operation(&self, operation: &Operation) -> Operation {
+        match operation {
+            Operation::Tool { name, arguments } => {
+                Operation::Tool { name: self.guest_name(name).to_string(), arguments: arguments.clone() }
+            }
+            Operation::Prompt { name, arguments } => Operation::Prompt {
+                name: self.offers.prompt(name).map_or(name, |spec| &spec.guest_name).clone(),
+                arguments: arguments.clone(),
+            },
+            other => other.clone(),
+        }
     }
 
     /// Whether `arguments` (which passed the tool's schema) convert to the

@@ -30,6 +30,7 @@ pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> R
     let mut listing = serde_json::json!({ "tools": server.tools() });
     if let Some(component) = server.component(0) {
         describe_kind(&mut listing, &component);
+        describe_offers(&mut listing, &component);
     }
     if let Some(source) = pulled.first() {
         listing["source"] = serde_json::to_value(source)?;
@@ -54,5 +55,38 @@ fn describe_kind(listing: &mut Value, component: &ToolComponent) {
             .map(|gone| json!({ "function": gone.function, "why": gone.why }))
             .collect();
         listing["left_out"] = Value::Array(left_out);
+    }
+}
+
+/// Its resources, templates and prompts, when it offers any.
+fn describe_offers(listing: &mut Value, component: &ToolComponent) {
+    let offers = &component.offers;
+    if !offers.resources.is_empty() {
+        let resources: Vec<Value> =
+            offers.resources.iter().map(|spec| json!({ "uri": spec.uri, "name": spec.name })).collect();
+        listing["resources"] = Value::Array(resources);
+    }
+    if !offers.templates.is_empty() {
+        let templates: Vec<Value> = offers
+            .templates
+            .iter()
+            .map(|spec| json!({ "uriTemplate": spec.template.text(), "name": spec.name }))
+            .collect();
+        listing["resourceTemplates"] = Value::Array(templates);
+    }
+    if !offers.prompts.is_empty() {
+        let prompts: Vec<Value> = offers
+            .prompts
+            .iter()
+            .map(|spec| {
+                let arguments: Vec<&str> =
+                    spec.arguments.iter().map(|argument| argument.name.as_str()).collect();
+                json!({ "name": spec.name, "arguments": arguments })
+            })
+            .collect();
+        listing["prompts"] = Value::Array(prompts);
+    }
+    if offers.completes {
+        listing["completion"] = json!(true);
     }
 }

@@ -50,6 +50,7 @@ const RUST_FILES: &[File] = &[
     ("mcp-tool/src/context.rs", include_str!("../../guest-tools/mcp-tool/src/context.rs")),
     ("mcp-tool/src/dispatch.rs", include_str!("../../guest-tools/mcp-tool/src/dispatch.rs")),
     ("mcp-tool/src/error.rs", include_str!("../../guest-tools/mcp-tool/src/error.rs")),
+    ("mcp-tool/src/offers.rs", include_str!("../../guest-tools/mcp-tool/src/offers.rs")),
     ("mcp-tool/src/output.rs", include_str!("../../guest-tools/mcp-tool/src/output.rs")),
     ("mcp-tool/src/schema.rs", include_str!("../../guest-tools/mcp-tool/src/schema.rs")),
 ];

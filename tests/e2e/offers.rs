@@ -257,3 +257,28 @@ async fn hostile_offers_are_bounded_and_a_neighbour_is_unaffected() {
     let echoed = host.call("echo", json!({ "text": "neighbour" })).await.unwrap();
     assert_eq!(text_of(&echoed), "neighbour");
 }
+
+#[tokio::test]
+async fn on_2026_07_28_a_listen_stream_follows_a_resource() {
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let host = Host::start(Start::new("everything", &[]).discover()).await;
+    let peer = host.client.peer();
+    // Once loaded (a listen before that follows every URI it names).
+    peer.list_all_tools().await.unwrap();
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["test://watched-resource".into(), "test://not-offered".into()]);
+    let mut stream = peer.listen(filter).await.unwrap();
+    // Only what a component serves is accepted.
+    assert_eq!(
+        stream.acknowledged().resource_subscriptions.as_deref(),
+        Some(&["test://watched-resource".to_string()][..])
+    );
+    host.call("update_watched_resource", no_args()).await.unwrap();
+    let next = tokio::time::timeout(crate::harness::PATIENCE, stream.next()).await.unwrap().unwrap();
+    let Some(ServerNotification::ResourceUpdatedNotification(updated)) = next else { panic!("{next:?}") };
+    assert_eq!(updated.params.uri, "test://watched-resource");
+    // The list results of this version say how long they stay fresh.
+    let listed = peer.list_resources(None).await.unwrap();
+    assert_eq!(listed.ttl_ms, Some(60_000));
+    assert_eq!(listed.cache_scope, Some(rmcp::model::CacheScope::Public));
+}

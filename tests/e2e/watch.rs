@@ -52,6 +52,14 @@ async fn a_new_version_is_swapped_in_while_calls_in_flight_finish_on_the_old_one
     let reloaded = host.stderr.wait_for_event("the reload", |e| e.message() == "component reloaded").await;
     assert!(reloaded.str("tools").unwrap().contains("list_env"), "{reloaded}");
     host.test_client.events.wait_for("tools/list_changed", |event| event == "tools/list_changed").await;
+    // The new version offers resources and prompts too: their lists changed.
+    host.test_client
+        .events
+        .wait_for("resources/list_changed", |event| event == "resources/list_changed")
+        .await;
+    host.test_client.events.wait_for("prompts/list_changed", |event| event == "prompts/list_changed").await;
+    let resources = host.client.peer().list_all_resources().await.unwrap();
+    assert!(resources.iter().any(|resource| resource.uri == "hostile://ok"), "{resources:?}");
     let names = tool_names(&host).await;
     assert!(
         names.contains(&"list_env".to_string()) && !names.contains(&"countdown".to_string()),

@@ -274,8 +274,9 @@ pub fn match_template(template: &str, uri: &str) -> Option<Vec<(String, String)>
             let stop = if next_literal.is_empty() {
                 segment_end
             } else {
-                let within = &rest[..(segment_end + next_literal.len()).min(rest.len())];
-                within.char_indices().skip(1).find(|(at, _)| rest[*at..].starts_with(next_literal))?.0
+                (1..=segment_end)
+                    .filter(|at| rest.is_char_boundary(*at))
+                    .find(|at| rest[*at..].starts_with(next_literal))?
             };
             if stop == 0 {
                 return None;

@@ -318,7 +318,7 @@ impl CallRunner {
             .spawn({
                 let stop_now = stop_now.clone();
                 // The component's own names (without a prefix).
-                let (call_id, operation) = (call_id.to_string(), guest_operation(component, operation));
+                let (call_id, operation) = (call_id.to_string(), component.guest_operation(operation));
                 let bounds = (limits.max_output, limits.max_memory);
                 let mut guest = guest;
                 async move {
@@ -405,20 +405,5 @@ impl CallRunner {
                 HumanDuration(component.limits.timeout)
             )),
         }
-    }
-}
-
-/// `operation` with the names its component knows things by (without the
-/// component's prefix).
-fn guest_operation(component: &ToolComponent, operation: &Operation) -> Operation {
-    match operation {
-        Operation::Tool { name, arguments } => {
-            Operation::Tool { name: component.guest_name(name).to_string(), arguments: arguments.clone() }
-        }
-        Operation::Prompt { name, arguments } => Operation::Prompt {
-            name: component.offers.prompt(name).map_or(name, |spec| &spec.guest_name).clone(),
-            arguments: arguments.clone(),
-        },
-        other => other.clone(),
     }
 }

@@ -78,14 +78,11 @@ impl UriTemplate {
                     // The value ends at the next `/` or where the next literal starts.
                     let segment_end = rest.find('/').unwrap_or(rest.len());
                     let end = match parts.peek() {
-                        Some(Part::Literal(next)) => {
-                            let within = &rest[..(segment_end + next.len()).min(rest.len())];
-                            within
-                                .char_indices()
-                                .skip(1)
-                                .find(|(at, _)| rest[*at..].starts_with(next.as_str()))?
-                                .0
-                        }
+                        // The first place after one character, within the
+                        // segment, where the literal follows.
+                        Some(Part::Literal(next)) => (1..=segment_end)
+                            .filter(|at| rest.is_char_boundary(*at))
+                            .find(|at| rest[*at..].starts_with(next.as_str()))?,
                         _ => segment_end,
                     };
                     if end == 0 {

@@ -8,10 +8,10 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
     GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use serde_json::Value;
@@ -146,6 +146,42 @@ impl ServerHandler for ToolServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.caller.shared.subscribers.unfollow(&self.following, &request.uri);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the URIs the components serve,
+    /// and the lists when they can change (`--watch`).
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let shared = &self.caller.shared;
+        let tools = shared.tools();
+        let mut accepted = SubscriptionFilter::new();
+        if shared.list_changes.is_some() {
+            accepted.tools_list_changed = requested.tools_list_changed;
+            accepted.resources_list_changed = requested.resources_list_changed;
+            accepted.prompts_list_changed = requested.prompts_list_changed;
+        }
+        // Before the components are loaded (this cannot wait for them),
+        // what they will serve is not known yet: every URI is followed.
+        let loaded = shared.loading.is_done();
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| !loaded || tools.catalog.route_uri(uri).is_some())
+                .take(subscriptions::MAX_PER_SESSION)
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let accepted = context.accepted();
+        let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let lists =
+            [accepted.tools_list_changed, accepted.resources_list_changed, accepted.prompts_list_changed]
+                .contains(&Some(true));
+        // Followed until the client ends the stream.
+        let _following = self.caller.shared.subscribers.listen(context.sink().clone(), &uris, lists);
+        context.cancelled().await;
         Ok(())
     }
 

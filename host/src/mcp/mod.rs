@@ -264,10 +264,12 @@ impl ToolServer {
         Ok(true)
     }
 
-    /// Sends `notifications/tools/list_changed` to every connected client
-    /// (only with `--watch`); clients that are gone are forgotten.
+    /// Sends `list_changed` for tools, resources and prompts to every
+    /// connected client and listen stream (only with `--watch`); clients
+    /// that are gone are forgotten.
     pub(crate) async fn notify_tools_changed(&self) {
         let Some(peers) = &self.caller.shared.list_changes else { return };
+        self.caller.shared.subscribers.lists_changed();
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             peers.retain(|peer| !peer.is_transport_closed());

@@ -1,21 +1,28 @@
-//! `resources/subscribe`: which sessions follow which URIs, and telling
+//! `resources/subscribe` (up to protocol 2025-11-25) and
+//! `subscriptions/listen` (2026-07-28): who follows which URIs, and telling
 //! them when a resource changes (`notifications/resources/updated`) — when
 //! a component's call says so (`client.resource-updated`), or when a
-//! reload (`--watch`) replaces the component that serves it.
+//! reload (`--watch`) replaces the component that serves it. A listen
+//! stream may also follow the lists (`list_changed`).
 //!
-//! Bounded: a session follows at most [`MAX_PER_SESSION`] URIs; a
-//! notification is sent off the call's path, so a slow client never holds
-//! up the call that changed the resource.
+//! Bounded: a session follows at most [`MAX_PER_SESSION`] URIs; the call
+//! that changed a resource waits at most a second for its notifications to
+//! be handed over (so they precede its result), and each one at most
+//! [`SEND_WAIT`] for a client that does not read.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::RoleServer;
 use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::Peer;
+use rmcp::service::{Peer, SubscriptionSink};
+use tokio::task::JoinHandle;
 
 use crate::ask::ResourceUpdates;
 use crate::component::ToolComponent;
+
+/// How long one notification may wait for its client's transport.
+const SEND_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most URIs one session may follow.
 pub(super) const MAX_PER_SESSION: usize = 1024;
@@ -28,9 +35,39 @@ pub(super) struct Following {
 
 #[derive(Default)]
 struct FollowingState {
-    peer: Option<Peer<RoleServer>>,
+    to: Option<Target>,
     uris: HashSet<String>,
+    /// A listen stream that follows the lists too.
+    lists: bool,
     registered: bool,
+}
+
+/// Where a follower's notifications go.
+#[derive(Clone)]
+enum Target {
+    /// The session's peer (`resources/subscribe`).
+    Session(Peer<RoleServer>),
+    /// A `subscriptions/listen` stream, which tags each with its id.
+    Stream(SubscriptionSink),
+}
+
+impl Target {
+    fn is_closed(&self) -> bool {
+        match self {
+            Target::Session(peer) => peer.is_transport_closed(),
+            Target::Stream(_) => false,
+        }
+    }
+
+    async fn updated(&self, uri: String) -> Result<(), String> {
+        match self {
+            Target::Session(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .map_err(|err| err.to_string()),
+            Target::Stream(sink) => sink.notify_resource_updated(uri).await.map_err(|err| err.to_string()),
+        }
+    }
 }
 
 /// Every session that follows something.
@@ -57,14 +94,50 @@ impl Subscribers {
             return Err(Refused::TooMany);
         }
         state.uris.insert(uri.to_string());
-        state.peer = Some(peer);
+        state.to = Some(Target::Session(peer));
         if !state.registered {
             state.registered = true;
-            let mut sessions = lock(&self.sessions);
-            sessions.retain(|session| session.strong_count() > 0);
-            sessions.push(Arc::downgrade(session));
+            self.register(session);
         }
         Ok(())
+    }
+
+    /// A `subscriptions/listen` stream follows `uris` (and the lists, if
+    /// `lists`) through `sink` for as long as the returned value lives.
+    pub(super) fn listen(&self, sink: SubscriptionSink, uris: &[String], lists: bool) -> Arc<Following> {
+        let following = Arc::new(Following::default());
+        {
+            let mut state = lock(&following.state);
+            state.uris = uris.iter().take(MAX_PER_SESSION).cloned().collect();
+            state.to = Some(Target::Stream(sink));
+            state.lists = lists;
+            state.registered = true;
+        }
+        self.register(&following);
+        following
+    }
+
+    fn register(&self, following: &Arc<Following>) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|session| session.strong_count() > 0);
+        sessions.push(Arc::downgrade(following));
+    }
+
+    /// Tells every listen stream that follows the lists that they changed.
+    pub(super) fn lists_changed(&self) {
+        for target in self.followers(|state| state.lists) {
+            let Target::Stream(sink) = target else { continue };
+            tokio::spawn(async move {
+                let told = async {
+                    sink.notify_tool_list_changed().await?;
+                    sink.notify_resource_list_changed().await?;
+                    sink.notify_prompt_list_changed().await
+                };
+                if let Err(err) = told.await {
+                    tracing::debug!("cannot tell a listen stream the lists changed: {err}");
+                }
+            });
+        }
     }
 
     /// `session` no longer follows `uri`.
@@ -72,18 +145,24 @@ impl Subscribers {
         lock(&session.state).uris.remove(uri);
     }
 
-    /// Tells every session following `uri` that it changed.
-    pub(super) fn updated(&self, uri: &str) {
-        for peer in self.followers(|uris| uris.contains(uri)) {
-            let uri = uri.to_string();
-            tokio::spawn(async move {
-                if let Err(err) =
-                    peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await
-                {
-                    tracing::debug!("cannot tell a client a resource changed: {err}");
+    /// Tells every follower of `uri` that it changed; the task ends once
+    /// each notification is handed to its transport (or given up on).
+    pub(super) fn updated(&self, uri: &str) -> JoinHandle<()> {
+        let targets = self.followers(|state| state.uris.contains(uri));
+        let uri = uri.to_string();
+        tokio::spawn(async move {
+            let sends = targets.into_iter().map(|target| {
+                let uri = uri.clone();
+                async move {
+                    match tokio::time::timeout(SEND_WAIT, target.updated(uri)).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(err)) => tracing::debug!("cannot tell a client a resource changed: {err}"),
+                        Err(_) => tracing::debug!("a client did not take a resource update in time; dropped"),
+                    }
                 }
             });
-        }
+            futures_util::future::join_all(sends).await;
+        })
     }
 
     /// After a reload of `component`: every followed URI it serves changed.
@@ -95,7 +174,7 @@ impl Subscribers {
             changed.extend(state.uris.iter().filter(|uri| component.offers.offers_uri(uri)).cloned());
         }
         for uri in changed {
-            self.updated(&uri);
+            drop(self.updated(&uri));
         }
     }
 
@@ -104,19 +183,13 @@ impl Subscribers {
     pub(super) fn sink_for(self: &Arc<Self>, component: &Arc<ToolComponent>) -> ResourceUpdates {
         let (subscribers, component) = (Arc::downgrade(self), Arc::downgrade(component));
         Arc::new(move |uri: &str| {
-            let (Some(subscribers), Some(component)) = (subscribers.upgrade(), component.upgrade()) else {
-                return true;
-            };
-            if !component.offers.offers_uri(uri) {
-                return false;
-            }
-            subscribers.updated(uri);
-            true
+            let (subscribers, component) = (subscribers.upgrade()?, component.upgrade()?);
+            component.offers.offers_uri(uri).then(|| subscribers.updated(uri))
         })
     }
 
-    /// The peers of live sessions whose URIs pass `wanted`.
-    fn followers(&self, wanted: impl Fn(&HashSet<String>) -> bool) -> Vec<Peer<RoleServer>> {
+    /// Where the live followers that pass `wanted` are reached.
+    fn followers(&self, wanted: impl Fn(&FollowingState) -> bool) -> Vec<Target> {
         let mut sessions = lock(&self.sessions);
         sessions.retain(|session| session.strong_count() > 0);
         sessions
@@ -124,8 +197,8 @@ impl Subscribers {
             .filter_map(Weak::upgrade)
             .filter_map(|session| {
                 let state = lock(&session.state);
-                let peer = state.peer.as_ref().filter(|peer| !peer.is_transport_closed())?;
-                wanted(&state.uris).then(|| peer.clone())
+                let to = state.to.as_ref().filter(|to| !to.is_closed())?;
+                wanted(&state).then(|| to.clone())
             })
             .collect()
     }

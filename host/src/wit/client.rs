@@ -46,7 +46,7 @@ impl HasData for HasClient {
 impl Host for ClientCtxView<'_> {
     async fn resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {
         if !self.cancellation.is_cancelled() {
-            self.channel.resource_updated(self.call_id, &uri);
+            self.channel.resource_updated(self.call_id, &uri).await;
         }
         Ok(())
     }
