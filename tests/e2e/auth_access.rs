@@ -316,3 +316,36 @@ async fn poll(client: &Client, id: &str, done: impl Fn(&TaskPayload) -> bool) ->
     };
     tokio::time::timeout(PATIENCE, poll).await.expect("the task reached the state in time")
 }
+
+#[tokio::test]
+async fn prompts_and_resources_need_their_components_scopes_and_a_prompt_its_own() {
+    let key = Key::new("k1");
+    let issuer = Issuer::start(&[&key]).await;
+    let everything = crate::harness::guest("everything").display().to_string();
+    let host =
+        host(&issuer, &["--component", &everything, "--tool-scope", "test_simple_prompt=prompts:simple"])
+            .await;
+    let narrow = token(&key, &issuer, "alice", "tools:call", 0);
+    let session = open(&host, &narrow).await;
+    let ask = |id, method: &str, params: Value| request(id, method, params);
+    let listed =
+        send(&host, "POST", "/mcp", Some(&narrow), Some(&session), Some(ask(1, "prompts/list", json!({}))))
+            .await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(
+        listed.body.contains("\"test_prompt_with_arguments\"")
+            && !listed.body.contains("\"test_simple_prompt\""),
+        "a prompt the token does not reach is not listed: {listed:?}"
+    );
+    let get = ask(2, "prompts/get", json!({ "name": "test_simple_prompt" }));
+    let refused = send(&host, "POST", "/mcp", Some(&narrow), Some(&session), Some(get.clone())).await;
+    assert!(refused.body.contains("-32003") && refused.body.contains("prompts:simple"), "{refused:?}");
+    // The component's own scope (--auth-scopes) covers its resources.
+    let read = ask(3, "resources/read", json!({ "uri": "test://static-text" }));
+    let read = send(&host, "POST", "/mcp", Some(&narrow), Some(&session), Some(read)).await;
+    assert!(read.body.contains("This is the content of the static text resource."), "{read:?}");
+
+    let wide = token(&key, &issuer, "alice", "tools:call prompts:simple", 1);
+    let got = send(&host, "POST", "/mcp", Some(&wide), Some(&session), Some(get)).await;
+    assert!(got.body.contains("This is a simple prompt for testing."), "{got:?}");
+}
