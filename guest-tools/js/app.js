@@ -3,6 +3,12 @@
 // assertions against each (tests/e2e/languages.rs). See ../python/app.py for
 // the list.
 //
+// Besides the tools, a resource, a resource template and a prompt, named
+// `js://...` and `js_...` so they do not clash with the Python example's when
+// both are served: `js://examples/about` (text/plain), `js://snapshots/{id}`
+// (application/json, `id` completed from the snapshots there are) and
+// `js_plan_prune` (`keep`, required and completed; `reason`, optional).
+//
 // Built against guest-tools/wit-examples (the contract plus
 // `wasi:filesystem` and `wasi:clocks/monotonic-clock`): JavaScript has no
 // files or blocking sleep of its own, so the lock file and the countdown's
@@ -10,7 +16,18 @@
 
 import { getDirectories } from "wasi:filesystem/preopens@0.2.6";
 import { subscribeDuration } from "wasi:clocks/monotonic-clock@0.2.6";
-import { defineTools, s, ToolError, NotApproved, RequestFailed } from "./mcp-tool.js";
+import {
+  defineServer,
+  s,
+  user,
+  assistant,
+  embedded,
+  InvalidArguments,
+  NotFound,
+  ToolError,
+  NotApproved,
+  RequestFailed,
+} from "./mcp-tool.js";
 
 /** Blocks for `ms` milliseconds (parked in the host). */
 function sleep(ms) {
@@ -40,8 +57,65 @@ function releaseLock(callId) {
 
 const calm = { readOnly: true, destructive: false, idempotent: true, openWorld: false };
 
-export const tool = defineTools(
-  [
+// The (pretend) snapshots `prune` deletes.
+const SNAPSHOTS = {
+  "2024-01-31": { id: "2024-01-31", sizeMb: 512, tables: ["customers", "orders"] },
+  "2024-02-29": { id: "2024-02-29", sizeMb: 640, tables: ["customers", "orders", "order_items"] },
+  "2024-03-31": { id: "2024-03-31", sizeMb: 702, tables: ["customers", "orders", "order_items"] },
+};
+
+export const { tool, resources, prompts, completion } = defineServer({
+  resources: [
+    {
+      uri: "js://examples/about",
+      name: "about",
+      description: "What this component is.",
+      mimeType: "text/plain",
+      read: () => "The JavaScript example tools for mcp-wasm-host, built with componentize-js.",
+    },
+  ],
+  templates: [
+    {
+      uriTemplate: "js://snapshots/{id}",
+      name: "snapshot",
+      description: "One snapshot: its date, size and the tables it holds.",
+      mimeType: "application/json",
+      read({ id }) {
+        const snapshot = SNAPSHOTS[id];
+        if (!snapshot) throw new NotFound();
+        return snapshot;
+      },
+      complete: { id: Object.keys(SNAPSHOTS) },
+    },
+  ],
+  prompts: [
+    {
+      name: "js_plan_prune",
+      description: "Asks for a plan to prune old snapshots, keeping the newest `keep`.",
+      arguments: {
+        keep: s.string({ description: "How many of the newest snapshots to keep" }),
+        reason: s.optional(s.string({ description: "Why space is needed" })),
+      },
+      complete: { keep: ["1", "2", "3"] },
+      get({ keep, reason }) {
+        const count = Number(keep);
+        if (!Number.isInteger(count) || count < 0) throw new InvalidArguments("`keep` is a whole number");
+        const ids = Object.keys(SNAPSHOTS).sort();
+        const doomed = ids.slice(0, Math.max(0, ids.length - count));
+        return [
+          user(
+            `Plan how to prune our snapshots, keeping the newest ${count}${reason ? ` (${reason})` : ""}. ` +
+              `That deletes ${doomed.length ? doomed.join(", ") : "none"}.`,
+          ),
+          ...doomed.map((id) =>
+            user(embedded(`js://snapshots/${id}`, JSON.stringify(SNAPSHOTS[id]), "application/json")),
+          ),
+          assistant("I will check what depends on each snapshot before suggesting `prune`."),
+        ];
+      },
+    },
+  ],
+  tools: [
     {
       name: "echo",
       description: "Returns the text it is given.",
@@ -201,10 +275,8 @@ export const tool = defineTools(
       },
     },
   ],
-  {
-    cleanup(callId, reason) {
-      console.log(`cleanup ${callId}: ${reason}`);
-      releaseLock(callId);
-    },
+  cleanup(callId, reason) {
+    console.log(`cleanup ${callId}: ${reason}`);
+    releaseLock(callId);
   },
-);
+});

@@ -18,6 +18,20 @@
 // Build it with componentize-js 0.23.0 against the `mcp:tool` contract
 // (`mcp-wasm-host wit wit` writes it); see build.mjs.
 //
+// A component built against the `server-component` world (or one that
+// includes it) exports resources, prompts and completion too: make all four
+// exports with `defineServer` (see there):
+//
+//   export const { tool, resources, prompts, completion } = defineServer({
+//     tools: [/* as above */],
+//     resources: [{ uri: "notes://readme", name: "readme", mimeType: "text/markdown", read: () => "# Notes" }],
+//     templates: [{ uriTemplate: "notes://{day}", name: "day", read: ({ day }) => notes(day),
+//                   complete: { day: ["monday", "tuesday"] } }],
+//     prompts: [{ name: "summarize", description: "Summarizes a day's notes",
+//                 arguments: { day: s.string({ description: "Which day" }) },
+//                 get: ({ day }) => [user(`Summarize the notes of ${day}.`)] }],
+//   });
+//
 // - `input` / `output`: a map of property -> schema (or an `s.object(...)`);
 //   the host validates every call against the input schema before `run`.
 //   `inputSchema` / `outputSchema` take a JSON Schema object as it is.
@@ -305,6 +319,375 @@ export function defineTools(tools, { cleanup } = {}) {
       } catch (error) {
         console.error(`cleanup failed: ${error}`);
       }
+    },
+  };
+}
+
+// ---- Resources, resource templates and prompts ---------------------------
+//
+// The `server-component` world's other exports, made by `defineServer`
+// beside the tool export.
+
+/**
+ * There is no resource at that URI (throw it from a template's `read` for a
+ * URI that matches but names nothing); the client gets "resource not found".
+ */
+export class NotFound extends Error {
+  constructor(message = "not found") {
+    super(message);
+  }
+}
+
+/**
+ * A message of a prompt from the user: a string (text) or a content block,
+ * e.g. `user(image(png))` or `user(embedded(uri, body, mimeType))`.
+ */
+export function user(content) {
+  return { role: "user", content };
+}
+
+/** A message of a prompt from the assistant: a string or a content block. */
+export function assistant(content) {
+  return { role: "assistant", content };
+}
+
+// The most variables a template may hold, as the host counts them.
+const MAX_TEMPLATE_VARIABLES = 16;
+
+/**
+ * `template` as `{ literal }` and `{ variable }` parts; refuses what the host
+ * refuses (only `{name}` expressions, text between two variables, at least
+ * one variable), so the build fails, not the load.
+ */
+function parseTemplate(template) {
+  const parts = [];
+  let rest = template;
+  while (rest.length > 0) {
+    if (rest.startsWith("{")) {
+      const end = rest.indexOf("}");
+      if (end < 0) throw new Error(`URI template ${template} has an unclosed \`{\``);
+      const name = rest.slice(1, end);
+      if (!/^[A-Za-z0-9_]+$/.test(name)) {
+        throw new Error(`URI template ${template} has a variable other than \`{name}\` (letters, digits, _)`);
+      }
+      if (parts.length > 0 && "variable" in parts[parts.length - 1]) {
+        throw new Error(`URI template ${template} has two variables with no text between them`);
+      }
+      parts.push({ variable: name });
+      rest = rest.slice(end + 1);
+    } else {
+      let end = rest.indexOf("{");
+      if (end < 0) end = rest.length;
+      if (rest.slice(0, end).includes("}")) throw new Error(`URI template ${template} has a \`}\` with no \`{\``);
+      parts.push({ literal: rest.slice(0, end) });
+      rest = rest.slice(end);
+    }
+  }
+  const variables = parts.filter((part) => "variable" in part).length;
+  if (variables === 0) throw new Error(`URI template ${template} has no \`{variable}\` (make it a resource)`);
+  if (variables > MAX_TEMPLATE_VARIABLES) {
+    throw new Error(`URI template ${template} has more than ${MAX_TEMPLATE_VARIABLES} variables`);
+  }
+  return parts;
+}
+
+/**
+ * The host's rule (host/src/component/uri_template.rs): a `{name}` matches
+ * one or more characters other than `/`, up to the first place the text
+ * after it matches; the whole URI must be used up. The variables by name,
+ * or undefined.
+ */
+function matchParts(parts, uri) {
+  let rest = uri;
+  const values = {};
+  for (let index = 0; index < parts.length; index++) {
+    const part = parts[index];
+    if ("literal" in part) {
+      if (!rest.startsWith(part.literal)) return undefined;
+      rest = rest.slice(part.literal.length);
+      continue;
+    }
+    let segmentEnd = rest.indexOf("/");
+    if (segmentEnd < 0) segmentEnd = rest.length;
+    const following = parts[index + 1]?.literal;
+    let end = segmentEnd;
+    if (following !== undefined) {
+      // The value stops at or before the next `/`: the text after it starts
+      // there at the latest (it may start with the `/`).
+      end = -1;
+      for (let at = 1; at <= segmentEnd; at++) {
+        if (rest.startsWith(following, at)) {
+          end = at;
+          break;
+        }
+      }
+      if (end < 0) return undefined;
+    }
+    if (end === 0) return undefined;
+    values[part.variable] = rest.slice(0, end);
+    rest = rest.slice(end);
+  }
+  return rest.length === 0 ? values : undefined;
+}
+
+/** The variables of `uri` by name if it matches `uriTemplate` as the host matches it, else undefined. */
+export function matchTemplate(uriTemplate, uri) {
+  return matchParts(parseTemplate(uriTemplate), uri);
+}
+
+/**
+ * A completion spec as `(value, context) => string[]`: a list of values
+ * (those starting with what the user typed), or a function of the typed
+ * value and the arguments already filled in (an object).
+ */
+function completer(spec) {
+  if (typeof spec === "function") return (value, context) => [...spec(value, context)].map(String);
+  const choices = [...spec].map(String);
+  return (value) => choices.filter((choice) => choice.startsWith(value));
+}
+
+/** `complete` (argument -> spec) as argument -> completer, checked against `names`. */
+function completers(complete, names, what) {
+  const made = new Map();
+  for (const [name, spec] of Object.entries(complete ?? {})) {
+    if (!names.includes(name)) throw new Error(`${what}: \`complete\` names ${name}, which it does not take`);
+    made.set(name, completer(spec));
+  }
+  return made;
+}
+
+/** What a resource's `read` returned, as a WIT `resource-body`. */
+function resourceBody(value) {
+  if (typeof value === "string") return { tag: "text", val: value };
+  if (value instanceof Uint8Array) return { tag: "blob", val: value };
+  if (value instanceof ArrayBuffer) return { tag: "blob", val: new Uint8Array(value) };
+  if (ArrayBuffer.isView(value)) {
+    return { tag: "blob", val: new Uint8Array(value.buffer, value.byteOffset, value.byteLength) };
+  }
+  return { tag: "text", val: JSON.stringify(value) };
+}
+
+/** What a prompt's `get` returned, as WIT `prompt-message`s. */
+function promptMessages(value) {
+  const messages = Array.isArray(value) ? value : [value];
+  return messages.map((message) => {
+    if (typeof message === "string") message = user(message);
+    if (!message || (message.role !== "user" && message.role !== "assistant")) {
+      throw new Error("a prompt returns messages (`user(...)`, `assistant(...)`) or a string");
+    }
+    const content = typeof message.content === "string" ? text(message.content) : message.content;
+    return { role: message.role, content };
+  });
+}
+
+/** What a failed read or prompt says: a `ToolError`'s message, or what a bug threw. */
+function failure(error) {
+  if (error instanceof ToolError) return error.message;
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+function checkUri(uri) {
+  // eslint-disable-next-line no-control-regex
+  if (typeof uri !== "string" || uri.length === 0 || /[\u0000-\u001f\u007f]/.test(uri)) {
+    throw new Error(`resource URI ${JSON.stringify(uri)} is empty or has control characters`);
+  }
+}
+
+/** The `mcp:tool/resources` export for `resources` and `templates`. */
+function resourcesExport(resources, templates) {
+  const byUri = new Map();
+  for (const r of resources) {
+    checkUri(r.uri);
+    if (byUri.has(r.uri)) throw new Error(`two resources have the URI ${r.uri}`);
+    if (typeof r.read !== "function") throw new Error(`resource ${r.uri} has no read()`);
+    byUri.set(r.uri, r);
+  }
+  const byTemplate = new Map();
+  for (const t of templates) {
+    if (byTemplate.has(t.uriTemplate)) throw new Error(`two resource templates are ${t.uriTemplate}`);
+    if (typeof t.read !== "function") throw new Error(`resource template ${t.uriTemplate} has no read()`);
+    const parts = parseTemplate(t.uriTemplate);
+    const variables = parts.filter((part) => "variable" in part).map((part) => part.variable);
+    byTemplate.set(t.uriTemplate, {
+      ...t,
+      parts,
+      completers: completers(t.complete, variables, `resource template ${t.uriTemplate}`),
+    });
+  }
+  const info = (r) => ({ name: r.name ?? r.uri, title: r.title, description: r.description, mimeType: r.mimeType });
+  return {
+    templates: byTemplate,
+    export: {
+      listResources() {
+        return [...byUri.values()].map((r) => ({ uri: r.uri, ...info(r), size: undefined }));
+      },
+
+      listTemplates() {
+        return [...byTemplate.values()].map((t) => ({ uriTemplate: t.uriTemplate, ...info(t) }));
+      },
+
+      read(callId, uri, cancelled) {
+        const ctx = new Context(callId, cancelled);
+        try {
+          let value;
+          let mimeType;
+          const found = byUri.get(uri);
+          if (found) {
+            value = found.read(ctx);
+            mimeType = found.mimeType;
+          } else {
+            let matched;
+            for (const template of byTemplate.values()) {
+              const vars = matchParts(template.parts, uri);
+              if (vars) {
+                matched = { template, vars };
+                break;
+              }
+            }
+            if (!matched) throw new NotFound();
+            value = matched.template.read(matched.vars, ctx);
+            mimeType = matched.template.mimeType;
+          }
+          if (value === undefined) throw new Error("read() returned nothing");
+          return [{ uri, mimeType, body: resourceBody(value) }];
+        } catch (error) {
+          if (error instanceof NotFound) throw { tag: "not-found" };
+          if (error instanceof Cancelled) throw { tag: "cancelled" };
+          throw { tag: "failed", val: failure(error) };
+        }
+      },
+    },
+  };
+}
+
+/** The `mcp:tool/prompts` export for `prompts`. */
+function promptsExport(prompts) {
+  const byName = new Map();
+  for (const p of prompts) {
+    if (typeof p.name !== "string" || !/^[A-Za-z0-9_.-]{1,128}$/.test(p.name)) {
+      throw new Error(`prompt name ${p.name}: 1-128 characters of A-Z a-z 0-9 _ - .`);
+    }
+    if (byName.has(p.name)) throw new Error(`two prompts are named ${p.name}`);
+    if (typeof p.get !== "function") throw new Error(`prompt ${p.name} has no get()`);
+    // The arguments are a map of name -> `s.string(...)` / `s.enum([...])`,
+    // required unless optional or defaulted, as a tool's input is.
+    const schema = s.toolSchema(p.arguments ?? {});
+    const required = new Set(schema.required ?? []);
+    const args = Object.entries(schema.properties).map(([name, argument]) => {
+      const strings = argument.type === undefined || argument.type === "string";
+      if (!strings || !(argument.enum ?? []).every((value) => typeof value === "string")) {
+        throw new Error(`prompt ${p.name}: argument ${name} is a string (s.string() or s.enum([...]))`);
+      }
+      return { name, argument };
+    });
+    const made = completers(p.complete, args.map((a) => a.name), `prompt ${p.name}`);
+    for (const { name, argument } of args) {
+      if (argument.enum && !made.has(name)) made.set(name, completer(argument.enum));
+    }
+    byName.set(p.name, {
+      get: p.get,
+      args,
+      completers: made,
+      info: {
+        name: p.name,
+        title: p.title,
+        description: p.description,
+        arguments: args.map(({ name, argument }) => ({
+          name,
+          title: argument.title,
+          description: argument.description,
+          required: required.has(name),
+        })),
+      },
+    });
+  }
+  return {
+    prompts: byName,
+    export: {
+      listPrompts() {
+        return [...byName.values()].map((p) => p.info);
+      },
+
+      getPrompt(callId, name, argumentPairs, cancelled) {
+        const p = byName.get(name);
+        if (!p) throw { tag: "invalid-arguments", val: `no prompt named ${name}` };
+        const ctx = new Context(callId, cancelled);
+        try {
+          const given = Object.fromEntries(argumentPairs);
+          for (const { name, argument } of p.args) {
+            if (!(name in given) && "default" in argument) given[name] = argument.default;
+            if (name in given && argument.enum && !argument.enum.includes(given[name])) {
+              throw new InvalidArguments(`\`${name}\` must be one of ${argument.enum.join(", ")}`);
+            }
+          }
+          // The host checked these; a component may be served by another.
+          for (const { name, required } of p.info.arguments) {
+            if (required && !(name in given)) throw new InvalidArguments(`argument \`${name}\` is required`);
+          }
+          return { description: undefined, messages: promptMessages(p.get(given, ctx)) };
+        } catch (error) {
+          if (error instanceof InvalidArguments) throw { tag: "invalid-arguments", val: error.message };
+          if (error instanceof Cancelled) throw { tag: "cancelled" };
+          throw { tag: "failed", val: failure(error) };
+        }
+      },
+    },
+  };
+}
+
+/**
+ * Everything a component offers, as the exports of the `server-component`
+ * world; export them under these names:
+ *
+ *   export const { tool, resources, prompts, completion } = defineServer({
+ *     tools: [...],            // as for defineTools
+ *     cleanup(callId, reason) {},
+ *     resources: [{ uri, name, title, description, mimeType, read(ctx) }],
+ *     templates: [{ uriTemplate, name, title, description, mimeType, read(vars, ctx), complete }],
+ *     prompts: [{ name, title, description, arguments, get(args, ctx), complete }],
+ *   });
+ *
+ * - A resource's `read` returns a string (text), bytes (a `Uint8Array`: a
+ *   blob) or any other JSON value (its JSON text). A template's gets its
+ *   variables by name (each `{name}` matches one or more characters other
+ *   than `/`, as the host matches it) and throws `NotFound` for a URI that
+ *   names nothing.
+ * - A prompt's `arguments` map each name to `s.string({ description })` or
+ *   `s.enum([...])`, required unless `s.optional(...)` or given a
+ *   `default`; `get(args, ctx)` returns messages (`user(...)`,
+ *   `assistant(...)`: a string or a content block) or a string (one user
+ *   message). Throwing `InvalidArguments` refuses the arguments.
+ * - `complete` maps an argument (or variable) to its suggestions while the
+ *   user types: a list (those starting with the typed text), or a function
+ *   `(value, context) => [...]` (`context`: the arguments already given).
+ *   An `s.enum` argument is suggested from its values.
+ *
+ * What is left out is offered as none (an empty list).
+ */
+export function defineServer({ tools = [], cleanup, resources = [], templates = [], prompts = [] } = {}) {
+  const offered = resourcesExport(resources, templates);
+  const asked = promptsExport(prompts);
+  return {
+    tool: defineTools(tools, { cleanup }),
+    resources: offered.export,
+    prompts: asked.export,
+    completion: {
+      complete(callId, request) {
+        const { reference, argument, value, context } = request;
+        const entry =
+          reference.tag === "prompt" ? asked.prompts.get(reference.val) : offered.templates.get(reference.val);
+        const complete = entry?.completers.get(argument);
+        let values = [];
+        if (complete) {
+          try {
+            values = complete(value, Object.fromEntries(context));
+          } catch (error) {
+            throw `completing \`${argument}\` failed: ${failure(error)}`;
+          }
+        }
+        return { values, total: values.length, hasMore: false };
+      },
     },
   };
 }

@@ -16,22 +16,52 @@ assertions against each (tests/e2e/languages.rs).
 - `stats`: structured output from a dataclass, with list, Optional and
   Literal arguments.
 
+Besides the tools, a resource, a resource template and a prompt, named
+`py://...` and `py_...` so they do not clash with the JavaScript example's
+when both are served:
+
+- `py://examples/about` (text/plain): what this component is;
+- `py://tables/{table}` (application/json): the columns of a (pretend)
+  table, `table` completed from the tables there are;
+- `py_review_table` (`table`, required and completed; `depth`, optional):
+  asks the model to review a table's columns.
+
 Built against guest-tools/wit-examples (the contract plus
 `wasi:filesystem/preopens`, to find the granted directory):
 
     componentize-py -d ../wit-examples -w example-tools componentize app -o python-tool.wasm
 """
 
+import json
 import os
 import statistics
 import time
 from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
-from mcp_tool import Context, NotApproved, RequestFailed, Tool, ToolError, on_cleanup, tool
+from mcp_tool import (
+    Completion,
+    Context,
+    InvalidArguments,
+    NotApproved,
+    NotFound,
+    Prompts,
+    RequestFailed,
+    Resources,
+    Tool,
+    ToolError,
+    embedded,
+    on_cleanup,
+    prompt,
+    resource,
+    resource_template,
+    tool,
+    user,
+)
 from wit_world.imports import preopens
 
-__all__ = ["Tool"]  # what componentize-py exports as mcp:tool/tool
+# What componentize-py exports as mcp:tool/tool, resources, prompts, completion.
+__all__ = ["Completion", "Prompts", "Resources", "Tool"]
 
 
 @dataclass
@@ -159,6 +189,48 @@ def stats(
         median=rounded(statistics.median(numbers)) if numbers else None,
         order=sorted(numbers, reverse=order == "descending"),
     )
+
+
+@resource("py://examples/about", name="about", mime_type="text/plain")
+def about() -> str:
+    """What this component is."""
+    return "The Python example tools for mcp-wasm-host, built with componentize-py."
+
+
+# The (pretend) tables `delete_records` empties, and their columns.
+TABLES = {
+    "customers": {"id": "integer", "name": "text", "email": "text"},
+    "orders": {"id": "integer", "customer_id": "integer", "total": "numeric"},
+    "order_items": {"order_id": "integer", "sku": "text", "quantity": "integer"},
+}
+
+
+@resource_template(
+    "py://tables/{table}",
+    name="table",
+    mime_type="application/json",
+    complete={"table": sorted(TABLES)},
+)
+def table_columns(table: str) -> dict:
+    """The columns of a table, by name, with their types."""
+    if table not in TABLES:
+        raise NotFound()
+    return {"table": table, "columns": TABLES[table]}
+
+
+@prompt(name="py_review_table", complete={"table": sorted(TABLES)})
+def review_table(
+    table: Annotated[str, "The table to review"],
+    depth: Annotated[Literal["quick", "thorough"], "How closely to look"] = "quick",
+) -> list:
+    """Asks for a review of a table's columns: names, types, what is missing."""
+    if table not in TABLES:
+        raise InvalidArguments(f"there is no table {table!r}")
+    columns = json.dumps({"table": table, "columns": TABLES[table]}, separators=(",", ":"))
+    return [
+        user(f"Please give the columns of `{table}` a {depth} review: names, types, what is missing."),
+        user(embedded(f"py://tables/{table}", columns, "application/json")),
+    ]
 
 
 @on_cleanup

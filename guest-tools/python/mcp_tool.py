@@ -1,4 +1,5 @@
-"""Write mcp-wasm-host tools in Python: one decorated, type-annotated function per tool.
+"""Write mcp-wasm-host tools in Python: one decorated, type-annotated function
+per tool (and per resource, resource template and prompt).
 
     from typing import Annotated
     from mcp_tool import Context, Tool, tool
@@ -12,10 +13,14 @@ Build it with componentize-py 0.25.1 against the `mcp:tool` contract
 (`mcp-wasm-host wit wit` writes it), from the folder holding `app.py` and
 this file:
 
-    componentize-py -d wit -w tool-component componentize app -o tool.wasm
+    componentize-py -d wit -w server-component componentize app -o tool.wasm
 
-`app.py` must import `Tool` (the class componentize-py exports as
-`mcp:tool/tool`); it finds every function decorated with `@tool`.
+`app.py` must import the classes componentize-py exports: `Tool` (as
+`mcp:tool/tool`) and, for a world with `server-component` (which exports
+resources, prompts and completion too), `Resources`, `Prompts` and
+`Completion`. They find every function decorated with `@tool`,
+`@resource`, `@resource_template` and `@prompt`; with none of a kind, the
+component offers none (an empty list).
 
 What comes from where:
 
@@ -36,6 +41,41 @@ What comes from where:
 - raising `ToolError` fails the call with a message the model sees;
   `Cancelled` (raised by `Context.check_cancelled` and by a question the
   host withdrew) stops it as cancelled, and the host then runs `cleanup`.
+
+Resources and prompts:
+
+    @resource("notes://readme", mime_type="text/markdown")
+    def readme() -> str:
+        "The notes' README."
+        return "# Notes"
+
+    @resource_template("notes://{day}", mime_type="text/plain",
+                       complete={"day": ["monday", "tuesday"]})
+    def day_notes(day: str) -> str:
+        if day not in NOTES:
+            raise NotFound()
+        return NOTES[day]
+
+    @prompt(description="Asks for a summary of a day's notes")
+    def summarize(day: Annotated[str, "Which day"], style: Literal["short", "long"] = "short") -> list:
+        return [user(f"Summarize the notes of {day}, {style}.")]
+
+- a resource function returns `str` (text), `bytes` (a blob) or anything
+  JSON can hold (its JSON text); a template's takes its variables as
+  keyword arguments (a `{name}` matches one or more characters other than
+  `/`, as the host matches it) and raises `NotFound` for a URI that names
+  nothing;
+- a prompt's parameters are its arguments (strings; required unless they
+  have a default; `Annotated[str, "description"]`); it returns a list of
+  `user(...)` / `assistant(...)` messages (a string or a content block:
+  `image()`, `audio()`, `embedded()`), or a string: one user message;
+- `complete={"argument": [...] or fn}` suggests values while the user types
+  (a list: those starting with the typed text; a function of the typed text
+  and, optionally, a dict of the arguments already given); a `Literal[...]`
+  argument or variable is suggested from its values;
+- a parameter annotated `Context` gets the read's or request's context;
+  `ToolError` fails it with a message, `InvalidArguments` refuses a prompt's
+  arguments, `Cancelled` stops it.
 
 A function decorated with `@on_cleanup` runs, in a fresh instance, for every
 call that did not return normally, with the call id and the stop reason.
@@ -72,25 +112,50 @@ except ImportError:
     client = wit = None  # type: ignore[assignment]
     _ToolBase = object
 
+try:
+    # A world with `server-component` exports these too; one with only
+    # `tool-component` does not, and its components offer tools alone.
+    from wit_world.exports import completion as wit_completion
+    from wit_world.exports import prompts as wit_prompts
+    from wit_world.exports import resources as wit_resources
+
+    _ResourcesBase: type = exports.Resources
+    _PromptsBase: type = exports.Prompts
+    _CompletionBase: type = exports.Completion
+except ImportError:
+    wit_completion = wit_prompts = wit_resources = None  # type: ignore[assignment]
+    _ResourcesBase = _PromptsBase = _CompletionBase = object
+
 __all__ = [
     "Answer",
     "Cancelled",
+    "Completion",
     "Context",
     "InvalidArguments",
+    "Message",
     "NotApproved",
+    "NotFound",
+    "Prompts",
     "RequestFailed",
+    "Resources",
     "Tool",
     "ToolError",
     "ToolResult",
+    "assistant",
     "audio",
     "embedded",
     "image",
     "input_schema",
+    "match_template",
     "on_cleanup",
     "output_schema",
+    "prompt",
+    "resource",
+    "resource_template",
     "schema_of",
     "text",
     "tool",
+    "user",
 ]
 
 
@@ -123,6 +188,12 @@ class RequestFailed(ToolError):
 class NotApproved(ToolError):
     """The user did not approve the operation (declined, no answer in time,
     or the client cannot ask). The tool must not go ahead."""
+
+
+class NotFound(Exception):
+    """There is no resource at that URI (raise it from a template's function
+    for a URI that matches the template but names nothing); the client gets
+    MCP's "resource not found"."""
 
 
 # ---- Results -----------------------------------------------------------------
@@ -650,3 +721,538 @@ class Tool(_ToolBase):  # type: ignore[misc,valid-type]
             except Exception as error:  # one failing hook must not skip the others
                 print(f"cleanup {fn.__name__} failed: {type(error).__name__}: {error}", file=sys.stderr)
 
+
+
+# ---- Resources, resource templates and prompts ---------------------------------
+#
+# The `server-component` world's other exports. Each is a decorated function
+# registered here at import time (which componentize-py runs at build time),
+# like the tools; the classes below list and run them.
+
+
+class Message:
+    """One message of a prompt: `role` is `user` or `assistant`; `content`
+    is a string (text) or a content block (`image()`, `audio()`,
+    `embedded()`, `text()`). Made by `user()` and `assistant()`."""
+
+    def __init__(self, role: str, content: Any):
+        if role not in ("user", "assistant"):
+            raise ValueError("a message's role is `user` or `assistant`")
+        self.role = role
+        self.content = content
+
+    def __repr__(self) -> str:
+        return f"Message({self.role!r}, {self.content!r})"
+
+
+def user(content: Any) -> Message:
+    """A message from the user: a string (text) or a content block, e.g.
+    `user(image(png))` or `user(embedded(uri, body, mime_type))`."""
+    return Message("user", content)
+
+
+def assistant(content: Any) -> Message:
+    """A message from the assistant: a string (text) or a content block."""
+    return Message("assistant", content)
+
+
+# The most variables a template may hold, as the host counts them.
+_MAX_TEMPLATE_VARIABLES = 16
+
+
+def _parse_template(template: str) -> list:
+    """`template` as ("literal", text) and ("variable", name) parts; refuses
+    what the host refuses (only `{name}` expressions, a text between two
+    variables, at least one variable), so the build fails, not the load."""
+    parts: list = []
+    rest = template
+    while rest:
+        if rest.startswith("{"):
+            end = rest.find("}")
+            if end < 0:
+                raise ValueError(f"URI template {template!r} has an unclosed `{{`")
+            name = rest[1:end]
+            if not name or not all(c.isascii() and (c.isalnum() or c == "_") for c in name):
+                raise ValueError(
+                    f"URI template {template!r} has a variable other than `{{name}}` (letters, digits, _)"
+                )
+            if parts and parts[-1][0] == "variable":
+                raise ValueError(f"URI template {template!r} has two variables with no text between them")
+            parts.append(("variable", name))
+            rest = rest[end + 1 :]
+        else:
+            end = rest.find("{")
+            end = len(rest) if end < 0 else end
+            if "}" in rest[:end]:
+                raise ValueError(f"URI template {template!r} has a `}}` with no `{{`")
+            parts.append(("literal", rest[:end]))
+            rest = rest[end:]
+    variables = [name for kind, name in parts if kind == "variable"]
+    if not variables:
+        raise ValueError(f"URI template {template!r} has no `{{variable}}` (make it a @resource)")
+    if len(variables) > _MAX_TEMPLATE_VARIABLES:
+        raise ValueError(f"URI template {template!r} has more than {_MAX_TEMPLATE_VARIABLES} variables")
+    return parts
+
+
+def _match_parts(parts: list, uri: str) -> Optional[dict]:
+    """The host's rule (host/src/component/uri_template.rs): a `{name}`
+    matches one or more characters other than `/`, up to the first place
+    the text after it matches; the whole URI must be used up."""
+    rest = uri
+    values: dict = {}
+    for index, (kind, value) in enumerate(parts):
+        if kind == "literal":
+            if not rest.startswith(value):
+                return None
+            rest = rest[len(value) :]
+            continue
+        segment_end = rest.find("/")
+        segment_end = len(rest) if segment_end < 0 else segment_end
+        following = parts[index + 1][1] if index + 1 < len(parts) else None
+        if following is None:
+            end = segment_end
+        else:
+            # The value stops at or before the next `/`: the text after it
+            # starts there at the latest (it may start with the `/`).
+            end = next((at for at in range(1, segment_end + 1) if rest.startswith(following, at)), None)
+            if end is None:
+                return None
+        if end == 0:
+            return None
+        values[value] = rest[:end]
+        rest = rest[end:]
+    return values if not rest else None
+
+
+def match_template(uri_template: str, uri: str) -> Optional[dict]:
+    """The variables of `uri` by name if it matches `uri_template`, as the
+    host matches them; None if it does not."""
+    return _match_parts(_parse_template(uri_template), uri)
+
+
+def _completer(spec: Any) -> Callable:
+    """A completion spec as `fn(value, context) -> list[str]`: a list of
+    values (those starting with what the user typed), or a function of the
+    typed value and, if it takes two parameters, the arguments already
+    filled in (a dict)."""
+    if callable(spec):
+        positional = [
+            p
+            for p in inspect.signature(spec).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+        takes_context = len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+        if takes_context:
+            return lambda value, context: list(spec(value, context))
+        return lambda value, context: list(spec(value))
+    choices = [str(choice) for choice in spec]
+    return lambda value, context: [choice for choice in choices if choice.startswith(value)]
+
+
+def _string_parameters(fn: Callable, what: str) -> list:
+    """`fn`'s string parameters (prompt arguments, template variables), each
+    as (parameter, schema, is_context); the schema says the description,
+    title and allowed values (`Literal[...]`)."""
+    found = []
+    for param, annotation, is_context in _parameters(fn):
+        if is_context:
+            found.append((param, {}, True))
+            continue
+        schema = schema_of(annotation)
+        strings = schema.get("type", "string") in ("string", ["string", "null"])
+        if not strings or not all(isinstance(v, str) for v in schema.get("enum", [])):
+            raise TypeError(f"{fn.__name__}: {what} `{param.name}` is a string; annotate it `str`")
+        found.append((param, schema, False))
+    return found
+
+
+def _invoke(fn: Callable, params: list, ctx: Context, values: dict) -> Any:
+    """Calls `fn` with `values` by parameter name and the context where asked."""
+    kwargs = {}
+    for param, _, is_context in params:
+        if is_context:
+            kwargs[param.name] = ctx
+        elif param.name in values:
+            kwargs[param.name] = values[param.name]
+    return fn(**kwargs)
+
+
+@dataclasses.dataclass
+class _Resource:
+    fn: Callable
+    uri: str
+    name: str
+    title: Optional[str]
+    description: Optional[str]
+    mime_type: Optional[str]
+    params: list
+
+
+@dataclasses.dataclass
+class _Template:
+    fn: Callable
+    uri_template: str
+    parts: list
+    name: str
+    title: Optional[str]
+    description: Optional[str]
+    mime_type: Optional[str]
+    params: list
+    completers: dict
+
+
+@dataclasses.dataclass
+class _Prompt:
+    fn: Callable
+    name: str
+    title: Optional[str]
+    description: Optional[str]
+    arguments: list  # (name, title, description, required)
+    choices: dict  # argument -> the values Literal[...] allows
+    params: list
+    completers: dict
+
+
+_RESOURCES: dict = {}
+_TEMPLATES: dict = {}
+_PROMPTS: dict = {}
+
+
+def resource(
+    uri: str,
+    *,
+    name: Optional[str] = None,
+    title: Optional[str] = None,
+    description: Optional[str] = None,
+    mime_type: Optional[str] = None,
+) -> Callable:
+    """Registers a function as the resource at `uri` (fixed, unique):
+
+        @resource("notes://readme", mime_type="text/markdown")
+        def readme() -> str:
+            "The project's README."
+            return "# Notes"
+
+    It returns the contents: a `str` (text), `bytes` (a blob, sent
+    base64-encoded), or anything else JSON can hold (sent as its JSON
+    text). A parameter annotated `Context` gets the read's context. `name`
+    defaults to the function's name, `description` to its docstring."""
+    if not uri or any(ord(c) < 0x20 or ord(c) == 0x7F for c in uri):
+        raise ValueError(f"resource URI {uri!r} is empty or has control characters")
+
+    def register(fn: Callable) -> Callable:
+        if uri in _RESOURCES:
+            raise ValueError(f"two resources have the URI {uri!r}")
+        params = _parameters(fn)
+        if any(not is_context for _, _, is_context in params):
+            raise TypeError(f"{fn.__name__}: a resource takes no parameters (a `Context` at most)")
+        _RESOURCES[uri] = _Resource(
+            fn=fn,
+            uri=uri,
+            name=name or fn.__name__,
+            title=title,
+            description=description if description is not None else inspect.getdoc(fn),
+            mime_type=mime_type,
+            params=params,
+        )
+        return fn
+
+    return register
+
+
+def resource_template(
+    uri_template: str,
+    *,
+    name: Optional[str] = None,
+    title: Optional[str] = None,
+    description: Optional[str] = None,
+    mime_type: Optional[str] = None,
+    complete: Optional[dict] = None,
+) -> Callable:
+    """Registers a function as the resources whose URIs follow
+    `uri_template` (`{name}` expressions; each matches one or more
+    characters other than `/`). Its parameters are the template's
+    variables, by name (and a `Context` if it asks):
+
+        @resource_template("notes://{day}/summary", mime_type="text/plain",
+                           complete={"day": ["monday", "tuesday"]})
+        def summary(day: str) -> str:
+            if day not in NOTES:
+                raise NotFound()
+            return NOTES[day]
+
+    It returns the contents as a `@resource` does, or raises `NotFound`.
+    `complete` maps a variable to its suggestions while the user types
+    it: a list (those starting with the typed text), or a function of the
+    typed text (and, if it takes two parameters, the variables already
+    filled in, a dict) returning a list. A variable annotated
+    `Literal[...]` is suggested (and checked) from its values."""
+    parts = _parse_template(uri_template)
+    variables = [value for kind, value in parts if kind == "variable"]
+
+    def register(fn: Callable) -> Callable:
+        if uri_template in _TEMPLATES:
+            raise ValueError(f"two resource templates are {uri_template!r}")
+        params = _string_parameters(fn, "template variable")
+        names = {param.name for param, _, is_context in params if not is_context}
+        if names != set(variables):
+            raise TypeError(
+                f"{fn.__name__}: its parameters must be the variables of {uri_template!r}: "
+                f"{', '.join(variables)} (and a `Context` if it needs one)"
+            )
+        for var in complete or {}:
+            if var not in variables:
+                raise ValueError(f"{fn.__name__}: `complete` names {var!r}, which is not a variable")
+        completers = _literal_completers(params)
+        completers.update({var: _completer(spec) for var, spec in (complete or {}).items()})
+        _TEMPLATES[uri_template] = _Template(
+            fn=fn,
+            uri_template=uri_template,
+            parts=parts,
+            name=name or fn.__name__,
+            title=title,
+            description=description if description is not None else inspect.getdoc(fn),
+            mime_type=mime_type,
+            params=params,
+            completers=completers,
+        )
+        return fn
+
+    return register
+
+
+def _literal_completers(params: list) -> dict:
+    """Suggestions for the parameters annotated `Literal[...]`: their values."""
+    return {
+        param.name: _completer(schema["enum"])
+        for param, schema, is_context in params
+        if not is_context and "enum" in schema
+    }
+
+
+def _valid_prompt_name(name: str) -> bool:
+    return 1 <= len(name) <= 128 and all(c.isascii() and (c.isalnum() or c in "_-.") for c in name)
+
+
+def prompt(
+    fn: Optional[Callable] = None,
+    *,
+    name: Optional[str] = None,
+    title: Optional[str] = None,
+    description: Optional[str] = None,
+    complete: Optional[dict] = None,
+) -> Any:
+    """Registers a function as a prompt. Usable bare (`@prompt`) or with
+    options. Its parameters are the prompt's arguments (strings): required
+    unless they have a default, described by `Annotated[str, "..."]`; a
+    parameter annotated `Context` gets the request's context instead.
+
+        @prompt(description="Asks for a code review")
+        def review(code: Annotated[str, "The code"],
+                   language: Literal["python", "rust"] = "python") -> list:
+            return [user(f"Please review this {language} code:\\n{code}")]
+
+    It returns the messages: a list of `user(...)` / `assistant(...)`, or a
+    string (one message from the user). Raising `InvalidArguments` says the
+    arguments make no sense; `ToolError`, that it failed. `name` defaults to
+    the function's name, `description` to its docstring; `complete` is as
+    for `@resource_template`, by argument, and a `Literal[...]` argument is
+    suggested (and checked) from its values."""
+
+    def register(fn: Callable) -> Callable:
+        prompt_name = name or fn.__name__
+        if not _valid_prompt_name(prompt_name):
+            raise ValueError(f"prompt name {prompt_name!r}: 1-128 characters of A-Z a-z 0-9 _ - .")
+        if prompt_name in _PROMPTS:
+            raise ValueError(f"two prompts are named {prompt_name!r}")
+        params = _string_parameters(fn, "prompt argument")
+        arguments = [
+            (param.name, schema.get("title"), schema.get("description"), param.default is param.empty)
+            for param, schema, is_context in params
+            if not is_context
+        ]
+        for argument in complete or {}:
+            if argument not in {a[0] for a in arguments}:
+                raise ValueError(f"{fn.__name__}: `complete` names {argument!r}, which is not an argument")
+        completers = _literal_completers(params)
+        completers.update({arg: _completer(spec) for arg, spec in (complete or {}).items()})
+        _PROMPTS[prompt_name] = _Prompt(
+            fn=fn,
+            name=prompt_name,
+            title=title,
+            description=description if description is not None else inspect.getdoc(fn),
+            arguments=arguments,
+            choices={
+                param.name: schema["enum"]
+                for param, schema, is_context in params
+                if not is_context and "enum" in schema
+            },
+            params=params,
+            completers=completers,
+        )
+        return fn
+
+    return register(fn) if fn is not None else register
+
+
+def _resource_body(value: Any) -> Any:
+    """What a resource function returned, as a WIT `resource-body`."""
+    if isinstance(value, str):
+        return wit.ResourceBody_Text(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return wit.ResourceBody_Blob(bytes(value))
+    return wit.ResourceBody_Text(json.dumps(_jsonable(value), separators=(",", ":")))
+
+
+def _content(value: Any) -> Any:
+    """A message's content as a WIT `content` (a string is text)."""
+    return text(value) if isinstance(value, str) else value
+
+
+def _messages(value: Any) -> list:
+    """What a prompt function returned, as WIT `prompt-message`s."""
+    if isinstance(value, (str, Message)):
+        value = [value]
+    messages = []
+    for message in value:
+        if isinstance(message, str):
+            message = user(message)
+        if not isinstance(message, Message):
+            raise TypeError(f"a prompt returns messages (`user(...)`, `assistant(...)`), not {message!r}")
+        role = wit_prompts.Role.USER if message.role == "user" else wit_prompts.Role.ASSISTANT
+        messages.append(wit_prompts.PromptMessage(role=role, content=_content(message.content)))
+    return messages
+
+
+def _failure(error: Exception) -> str:
+    """The message a failed read or prompt sends: a `ToolError`'s own, or
+    what a bug raised."""
+    if isinstance(error, ToolError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+class Resources(_ResourcesBase):  # type: ignore[misc,valid-type]
+    """The `mcp:tool/resources` export: lists the registered resources and
+    templates and reads them. `app.py` must import it (`from mcp_tool
+    import Resources`) when its world exports resources."""
+
+    def list_resources(self) -> list:
+        return [
+            wit_resources.ResourceInfo(
+                uri=r.uri,
+                name=r.name,
+                title=r.title,
+                description=r.description,
+                mime_type=r.mime_type,
+                size=None,
+            )
+            for r in _RESOURCES.values()
+        ]
+
+    def list_templates(self) -> list:
+        return [
+            wit_resources.ResourceTemplate(
+                uri_template=t.uri_template,
+                name=t.name,
+                title=t.title,
+                description=t.description,
+                mime_type=t.mime_type,
+            )
+            for t in _TEMPLATES.values()
+        ]
+
+    def read(self, call_id: str, uri: str, cancelled: Any) -> list:
+        ctx = Context(call_id, cancelled)
+        try:
+            found = _RESOURCES.get(uri)
+            if found is not None:
+                value, mime_type = _invoke(found.fn, found.params, ctx, {}), found.mime_type
+            else:
+                for template in _TEMPLATES.values():
+                    variables = _match_parts(template.parts, uri)
+                    if variables is not None:
+                        break
+                else:
+                    raise NotFound()
+                for param, schema, is_context in template.params:
+                    if not is_context and "enum" in schema and variables[param.name] not in schema["enum"]:
+                        raise NotFound()
+                value = _invoke(template.fn, template.params, ctx, variables)
+                mime_type = template.mime_type
+            return [wit_resources.ResourceContents(uri=uri, mime_type=mime_type, body=_resource_body(value))]
+        except NotFound:
+            raise Err(wit_resources.ReadError_NotFound()) from None
+        except Cancelled:
+            raise Err(wit_resources.ReadError_Cancelled()) from None
+        except Err:
+            raise
+        except Exception as error:  # ToolError, or a bug: say what, not a trap
+            raise Err(wit_resources.ReadError_Failed(_failure(error))) from None
+
+
+class Prompts(_PromptsBase):  # type: ignore[misc,valid-type]
+    """The `mcp:tool/prompts` export: lists the registered prompts and fills
+    them in. `app.py` must import it when its world exports prompts."""
+
+    def list_prompts(self) -> list:
+        return [
+            wit_prompts.PromptInfo(
+                name=p.name,
+                title=p.title,
+                description=p.description,
+                arguments=[
+                    wit_prompts.PromptArgument(name=n, title=t, description=d, required=r)
+                    for n, t, d, r in p.arguments
+                ],
+            )
+            for p in _PROMPTS.values()
+        ]
+
+    def get_prompt(self, call_id: str, name: str, arguments: list, cancelled: Any) -> Any:
+        registered = _PROMPTS.get(name)
+        if registered is None:
+            raise Err(wit_prompts.PromptError_InvalidArguments(f"no prompt named {name!r}"))
+        ctx = Context(call_id, cancelled)
+        try:
+            given = dict(arguments)
+            # The host checked these; a component may be served by another.
+            for argument, _, _, required in registered.arguments:
+                if required and argument not in given:
+                    raise InvalidArguments(f"argument `{argument}` is required")
+            for argument, allowed in registered.choices.items():
+                if argument in given and given[argument] not in allowed:
+                    raise InvalidArguments(f"`{argument}` must be one of {', '.join(map(str, allowed))}")
+            messages = _messages(_invoke(registered.fn, registered.params, ctx, given))
+            return wit_prompts.PromptResult(description=None, messages=messages)
+        except InvalidArguments as error:
+            raise Err(wit_prompts.PromptError_InvalidArguments(str(error))) from None
+        except Cancelled:
+            raise Err(wit_prompts.PromptError_Cancelled()) from None
+        except Err:
+            raise
+        except Exception as error:  # ToolError, or a bug: say what, not a trap
+            raise Err(wit_prompts.PromptError_Failed(_failure(error))) from None
+
+
+class Completion(_CompletionBase):  # type: ignore[misc,valid-type]
+    """The `mcp:tool/completion` export: asks the prompt or template named
+    by the request for suggestions (none if it has no `complete` for that
+    argument). `app.py` must import it when its world exports completion."""
+
+    def complete(self, call_id: str, request: Any, cancelled: Any) -> Any:
+        reference = request.reference
+        if isinstance(reference, wit_completion.Reference_Prompt):
+            entry: Any = _PROMPTS.get(reference.value)
+        else:
+            entry = _TEMPLATES.get(reference.value)
+        completer = None if entry is None else entry.completers.get(request.argument)
+        values: list = []
+        if completer is not None:
+            try:
+                values = [str(value) for value in completer(request.value, dict(request.context))]
+            except Exception as error:
+                why = f"{type(error).__name__}: {error}"
+                raise Err(f"completing `{request.argument}` failed: {why}") from None
+        return wit_completion.Completions(values=values, total=len(values), has_more=False)

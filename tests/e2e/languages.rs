@@ -391,3 +391,67 @@ async fn python_and_javascript_derive_the_same_schemas_and_structured_results() 
     let orders: Vec<&Value> = seen.iter().map(|(input, _)| &input["properties"]["order"]).collect();
     assert_eq!(orders[0], orders[1]);
 }
+
+/// The Python and JavaScript helpers serve resources, templates, prompts
+/// and completion as the Rust SDK does: each example's own, read through
+/// rmcp's client.
+#[tokio::test]
+async fn python_and_javascript_offer_resources_templates_prompts_and_completion() {
+    use rmcp::model::{
+        ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams, Reference,
+        ResourceContents,
+    };
+    let text = |contents: &ResourceContents| match contents {
+        ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("not text: {other:?}"),
+    };
+    for (component, scheme, template, value, prompt, arguments) in [
+        (
+            "python-tool",
+            "py",
+            "py://tables/{table}",
+            "orders",
+            "py_review_table",
+            json!({ "table": "orders" }),
+        ),
+        ("js-tool", "js", "js://snapshots/{id}", "2024-02-29", "js_plan_prune", json!({ "keep": "2" })),
+    ] {
+        let host = serve(component, &[]).await;
+        let peer = host.client.peer();
+        let uris: Vec<String> =
+            peer.list_all_resources().await.unwrap().into_iter().map(|resource| resource.uri).collect();
+        assert!(uris.contains(&format!("{scheme}://examples/about")), "{component}: {uris:?}");
+        let about =
+            peer.read_resource(ReadResourceRequestParams::new(format!("{scheme}://examples/about"))).await;
+        assert!(text(&about.unwrap().contents[0]).contains("example tools"), "{component}");
+        let templates = peer.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, template, "{component}");
+        // The template's one variable, filled in.
+        let (open, close) = (template.find('{').unwrap(), template.find('}').unwrap());
+        let variable = &template[open + 1..close];
+        let fill = |with: &str| format!("{}{with}{}", &template[..open], &template[close + 1..]);
+        let read = peer.read_resource(ReadResourceRequestParams::new(fill(value))).await.unwrap();
+        assert!(text(&read.contents[0]).contains(value), "{component}: {}", fill(value));
+        let err = peer.read_resource(ReadResourceRequestParams::new(fill("nothing"))).await.unwrap_err();
+        assert!(format!("{err:?}").contains("no resource"), "{component}: {err:?}");
+        let first = &value[..2];
+        let completed = peer
+            .complete(CompleteRequestParams::new(
+                Reference::for_resource(template),
+                ArgumentInfo::new(variable, first),
+            ))
+            .await
+            .unwrap();
+        assert!(completed.completion.values.contains(&value.to_string()), "{component}: {completed:?}");
+        let mut get = GetPromptRequestParams::new(prompt);
+        get.arguments = Some(arguments.as_object().unwrap().clone());
+        let got = serde_json::to_value(peer.get_prompt(get).await.unwrap()).unwrap();
+        let messages = got["messages"].as_array().unwrap();
+        assert!(
+            messages.iter().any(|message| message["content"]["type"] == "resource"),
+            "{component}: {got}"
+        );
+        let refused = peer.get_prompt(GetPromptRequestParams::new(prompt)).await.unwrap_err();
+        assert!(format!("{refused:?}").contains("needs argument"), "{component}: {refused:?}");
+    }
+}

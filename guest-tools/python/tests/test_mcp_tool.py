@@ -147,3 +147,20 @@ class ToolSchemas(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TemplateMatching(unittest.TestCase):
+    """`match_template` follows the host's rule (host/src/component/uri_template.rs):
+    a `{name}` matches one or more characters other than `/`, up to the first
+    place the text after it matches."""
+
+    def test_a_variable_takes_one_segment_or_part_of_one(self):
+        from mcp_tool import match_template
+
+        self.assertEqual(match_template("test://template/{id}/data", "test://template/123/data"), {"id": "123"})
+        self.assertIsNone(match_template("test://template/{id}/data", "test://template/1/2/data"))
+        self.assertIsNone(match_template("test://template/{id}/data", "test://template//data"))
+        self.assertEqual(
+            match_template("file:///{dir}/{name}.txt", "file:///notes/today.txt"), {"dir": "notes", "name": "today"}
+        )
+        self.assertIsNone(match_template("db://orders/{id}", "db://orders/42/x"))

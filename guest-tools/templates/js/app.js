@@ -1,30 +1,55 @@
-// The tools of this component, written with `mcp-tool.js`: each is an
-// object with an input schema built with `s` and a `run(args, ctx)`.
+// What this component offers, written with `mcp-tool.js`: tools (each an
+// object with an input schema built with `s` and a `run(args, ctx)`), a
+// resource and a prompt.
 
-import { defineTools, s } from "./mcp-tool.js";
+import { defineServer, s, user } from "./mcp-tool.js";
 
-export const tool = defineTools([
-  {
-    name: "greet",
-    description: "Greets someone by name.",
-    input: {
-      name: s.string({ description: "Who to greet" }),
-      style: s.enum(["plain", "excited"], { default: "plain" }),
+export const { tool, resources, prompts, completion } = defineServer({
+  tools: [
+    {
+      name: "greet",
+      description: "Greets someone by name.",
+      input: {
+        name: s.string({ description: "Who to greet" }),
+        style: s.enum(["plain", "excited"], { default: "plain" }),
+      },
+      readOnly: true,
+      run: ({ name, style }) => `Hello, ${name}${style === "excited" ? "!" : "."}`,
     },
-    readOnly: true,
-    run: ({ name, style }) => `Hello, ${name}${style === "excited" ? "!" : "."}`,
-  },
-  {
-    name: "count",
-    description: "Counts to `to`, reporting progress; stops when cancelled.",
-    input: { to: s.integer({ minimum: 1, maximum: 100000, default: 10 }) },
-    readOnly: true,
-    run({ to }, ctx) {
-      for (let n = 1; n <= to; n++) {
-        ctx.checkCancelled();
-        ctx.progress(n, to);
-      }
-      return `counted to ${to}`;
+    {
+      name: "count",
+      description: "Counts to `to`, reporting progress; stops when cancelled.",
+      input: { to: s.integer({ minimum: 1, maximum: 100000, default: 10 }) },
+      readOnly: true,
+      run({ to }, ctx) {
+        for (let n = 1; n <= to; n++) {
+          ctx.checkCancelled();
+          ctx.progress(n, to);
+        }
+        return `counted to ${to}`;
+      },
     },
-  },
-]);
+  ],
+  resources: [
+    {
+      uri: "greet://styles",
+      name: "styles",
+      description: "The greeting styles `greet` knows.",
+      mimeType: "text/plain",
+      read: () => "plain: Hello, NAME.\nexcited: Hello, NAME!",
+    },
+  ],
+  prompts: [
+    {
+      name: "welcome",
+      description: "Asks the model to welcome someone with the `greet` tool.",
+      arguments: {
+        name: s.string({ description: "Who to welcome" }),
+        style: s.enum(["plain", "excited"], { default: "plain", description: "How to greet them" }),
+      },
+      get: ({ name, style }) => [
+        user(`Welcome ${name} to the team: greet them with \`greet\` (${style}), then add a kind word.`),
+      ],
+    },
+  ],
+});

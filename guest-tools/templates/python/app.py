@@ -1,12 +1,14 @@
-"""The tools of this component, written with `mcp_tool.py`: each decorated
-function is a tool, its parameters the input schema."""
+"""What this component offers, written with `mcp_tool.py`: each decorated
+function is a tool (its parameters the input schema), a resource or a
+prompt (its parameters the prompt's arguments)."""
 
 import time
 from typing import Annotated, Literal
 
-from mcp_tool import Context, Tool, tool
+from mcp_tool import Completion, Context, Prompts, Resources, Tool, prompt, resource, tool, user
 
-__all__ = ["Tool"]  # what componentize-py exports as mcp:tool/tool
+# What componentize-py exports as mcp:tool/tool, resources, prompts and completion.
+__all__ = ["Completion", "Prompts", "Resources", "Tool"]
 
 
 @tool(read_only=True)
@@ -23,3 +25,18 @@ def count(ctx: Context, to: Annotated[int, {"minimum": 1, "maximum": 100}] = 10)
         time.sleep(1)
         ctx.progress(n, to)
     return f"counted to {to}"
+
+
+@resource("greet://styles", name="styles", mime_type="text/plain")
+def styles() -> str:
+    """The greeting styles `greet` knows."""
+    return "plain: Hello, NAME.\nexcited: Hello, NAME!"
+
+
+@prompt
+def welcome(
+    name: Annotated[str, "Who to welcome"],
+    style: Annotated[Literal["plain", "excited"], "How to greet them"] = "plain",
+) -> list:
+    """Asks the model to welcome someone with the `greet` tool."""
+    return [user(f"Welcome {name} to the team: greet them with `greet` ({style}), then add a kind word.")]

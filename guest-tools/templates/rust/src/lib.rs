@@ -1,12 +1,17 @@
-//! An mcp-wasm-host tool: `echo` returns the text it is given. Add tools as
-//! more types implementing `Tool`, and list them in `export!`.
+//! An mcp-wasm-host component: the tool `echo` returns the text it is given,
+//! the resource `echo://about` says what the component is, and the prompt
+//! `shout` asks the model to echo a text in capitals. Add more as types
+//! implementing `Tool`, `Resource`, `ResourceTemplate` or `Prompt`, and list
+//! them in `export!`.
 
-use mcp_tool::{Annotations, Context, Result, Structured, Tool};
+use mcp_tool::{
+    Annotations, Args, Argument, Context, Message, Prompt, Resource, ResourceBody, Result, Structured, Tool,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+struct EchoArgs {
     /// Text to return
     text: String,
 }
@@ -22,12 +27,38 @@ impl Tool for Echo {
     const NAME: &'static str = "echo";
     const DESCRIPTION: &'static str = "Returns the text it is given.";
     const ANNOTATIONS: Annotations = Annotations::NONE.read_only(true).open_world(false);
-    type Args = Args;
+    type Args = EchoArgs;
     type Output = Structured<Echoed>;
 
-    fn call(_cx: &Context, args: Args) -> Result<Self::Output> {
+    fn call(_cx: &Context, args: EchoArgs) -> Result<Self::Output> {
         Ok(Structured::new(Echoed { text: args.text.clone() }).text(args.text))
     }
 }
 
-mcp_tool::export!(Echo);
+struct About;
+
+impl Resource for About {
+    const URI: &'static str = "echo://about";
+    const NAME: &'static str = "about";
+    const DESCRIPTION: Option<&'static str> = Some("What this component offers");
+    const MIME_TYPE: Option<&'static str> = Some("text/plain");
+
+    fn read(_cx: &Context) -> Result<ResourceBody> {
+        Ok(ResourceBody::Text("The tool `echo` returns the text it is given.".into()))
+    }
+}
+
+struct Shout;
+
+impl Prompt for Shout {
+    const NAME: &'static str = "shout";
+    const DESCRIPTION: &'static str = "Asks the model to echo a text in capital letters";
+    const ARGUMENTS: &'static [Argument] = &[Argument::required("text", "The text to shout")];
+
+    fn get(_cx: &Context, args: &Args) -> Result<Vec<Message>> {
+        let text = args.get("text").unwrap_or_default();
+        Ok(vec![Message::user(format!("Call the `echo` tool with \"{text}\" in capital letters."))])
+    }
+}
+
+mcp_tool::export!(Echo; resources = [About]; prompts = [Shout]);
