@@ -3,10 +3,14 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, ClientCapabilities};
+use rmcp::model::{
+    ArgumentInfo, CallToolResult, ClientCapabilities, CompleteRequestParams, GetPromptRequestParams,
+    Reference,
+};
 use serde_json::{Value, json};
 
 use crate::harness::{Host, PATIENCE, Start, TestClient, TestServer, guest, no_args, rss_kib, text_of};
+use crate::offers::{read as offer_read, text as offer_text};
 
 /// The hostile component beside the demo (for well-behaved neighbour calls).
 fn hostile(extra: &[&str]) -> Start {
@@ -608,4 +612,67 @@ async fn guests_that_block_or_spin_do_not_hold_up_the_calls_behind_them() {
         call.cancel(Some("test is done".into())).await.unwrap();
     }
     host.wait_until_idle().await;
+}
+
+/// Resources, templates, prompts and completion (mcp:tool 0.2.1) that
+/// misbehave: lists past the caps, forged URIs and names, endless and huge
+/// reads, 100 000 completions. Each is bounded; the demo beside is served.
+#[tokio::test]
+async fn hostile_offers_are_bounded_and_a_neighbour_is_unaffected() {
+    let demo = guest("demo").display().to_string();
+    let host = Host::start(Start::new(
+        "hostile",
+        &["--component", &demo, "--timeout", "2s", "--fuel", "0", "--max-output", "1MiB"],
+    ))
+    .await;
+    let peer = host.client.peer();
+    // 5000 listed: the first 1024 served, the forged and oversized left out.
+    let resources = peer.list_all_resources().await.unwrap();
+    // (6 odd ones first: only `ok` of them passes.)
+    assert_eq!(resources.len(), 1 + 1 + 1018, "status, ok and the many within the cap: {}", resources.len());
+    assert!(
+        resources
+            .iter()
+            .all(|resource| !resource.uri.chars().any(char::is_control) && resource.uri.len() <= 2048)
+    );
+    assert!(resources.iter().all(|resource| !resource.name.chars().any(char::is_control)));
+    let left_out = host.stderr.events().iter().filter(|event| event.message() == "left out").count();
+    assert!((1..=33).contains(&left_out), "left-out items are logged, boundedly: {left_out}");
+    let templates = peer.list_all_resource_templates().await.unwrap();
+    assert_eq!(templates.len(), 4, "two variables in a row are refused: {templates:?}");
+    let prompts = peer.list_all_prompts().await.unwrap();
+    assert!(
+        prompts.len() <= 256 && prompts.iter().all(|prompt| !prompt.name.contains('\n')),
+        "{}",
+        prompts.len()
+    );
+
+    // An endless read is stopped at the deadline; a huge one at the output cap;
+    // contents with a forged URI are refused.
+    let err = peer.read_resource(offer_read("hostile://spin/1")).await.unwrap_err();
+    assert!(format!("{err:?}").contains("--timeout"), "{err:?}");
+    let err = peer.read_resource(offer_read("hostile://huge/4")).await.unwrap_err();
+    assert!(format!("{err:?}").contains("--max-output"), "{err:?}");
+    let err = peer.read_resource(offer_read("hostile://pieces/100000")).await.unwrap_err();
+    assert!(format!("{err:?}").contains("stopped"), "{err:?}");
+    let err = peer.read_resource(offer_read("hostile://bad-uri/1")).await.unwrap_err();
+    let shown = format!("{err:?}");
+    assert!(shown.contains("control characters") && !shown.contains('\u{1b}'), "{shown}");
+    let err = peer.get_prompt(GetPromptRequestParams::new("hostile_huge")).await.unwrap_err();
+    assert!(format!("{err:?}").contains("stopped"), "{err:?}");
+    // 100 000 completions: 100 reach the client, marked as more.
+    let many = peer
+        .complete(CompleteRequestParams::new(
+            Reference::for_prompt("hostile_spin"),
+            ArgumentInfo::new("x", ""),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(many.completion.values.len(), 100);
+    assert_eq!(many.completion.has_more, Some(true));
+    let ok = peer.read_resource(offer_read("hostile://ok")).await.unwrap();
+    assert_eq!(offer_text(&ok.contents[0]), "fine");
+    // The neighbour's tools were never held up.
+    let echoed = host.call("echo", json!({ "text": "neighbour" })).await.unwrap();
+    assert_eq!(text_of(&echoed), "neighbour");
 }

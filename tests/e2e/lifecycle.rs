@@ -308,7 +308,16 @@ fn the_binary_hands_out_the_contract_it_speaks() {
         .unwrap();
     assert!(status.success());
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
-    for name in ["world.wit", "types.wit", "cancellation.wit", "client.wit", "deps/io/io.wit"] {
+    for name in [
+        "world.wit",
+        "types.wit",
+        "cancellation.wit",
+        "client.wit",
+        "resources.wit",
+        "prompts.wit",
+        "completion.wit",
+        "deps/io/io.wit",
+    ] {
         let written = std::fs::read(out.join(name)).unwrap();
         assert_eq!(written, std::fs::read(repo.join(name)).unwrap(), "{name}");
     }

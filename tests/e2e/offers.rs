@@ -1,10 +1,10 @@
 //! Resources, prompts and completion served from components (mcp:tool
 //! 0.2.1), through rmcp's client: lists merged across components, reads
 //! and prompts run like calls (cancelled, stopped, bounded), subscriptions,
-//! a component built against 0.2.0 served beside them, and the hostile
-//! component's offers bounded with a neighbour unaffected. The TypeScript
-//! and Python SDK clients do the same in tests/ts/offers.test.mjs and
-//! tests/py/test_offers.py.
+//! a component built against 0.2.0 served beside them, and
+//! `subscriptions/listen` on 2026-07-28. The hostile component's offers are
+//! in the hostile zoo (`hostile.rs`). The TypeScript and Python SDK clients
+//! do the same in tests/ts/offers.test.mjs and tests/py/test_offers.py.
 
 use rmcp::model::{
     ArgumentInfo, ClientRequest, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
@@ -15,11 +15,11 @@ use serde_json::json;
 
 use crate::harness::{Host, Start, guest, host_binary, no_args, run_with_stdin_open, text_of};
 
-fn read(uri: &str) -> ReadResourceRequestParams {
+pub(crate) fn read(uri: &str) -> ReadResourceRequestParams {
     ReadResourceRequestParams::new(uri)
 }
 
-fn text(contents: &ResourceContents) -> &str {
+pub(crate) fn text(contents: &ResourceContents) -> &str {
     match contents {
         ResourceContents::TextResourceContents { text, .. } => text,
         other => panic!("not text: {other:?}"),
@@ -196,66 +196,6 @@ async fn a_uri_offered_twice_is_refused_at_load_even_when_prefixes_keep_names_ap
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("resource `test://static-text` is offered by both"), "{stderr}");
-}
-
-#[tokio::test]
-async fn hostile_offers_are_bounded_and_a_neighbour_is_unaffected() {
-    let demo = guest("demo").display().to_string();
-    let host = Host::start(Start::new(
-        "hostile",
-        &["--component", &demo, "--timeout", "2s", "--fuel", "0", "--max-output", "1MiB"],
-    ))
-    .await;
-    let peer = host.client.peer();
-    // 5000 listed: the first 1024 served, the forged and oversized left out.
-    let resources = peer.list_all_resources().await.unwrap();
-    // (6 odd ones first: only `ok` of them passes.)
-    assert_eq!(resources.len(), 1 + 1 + 1018, "status, ok and the many within the cap: {}", resources.len());
-    assert!(
-        resources
-            .iter()
-            .all(|resource| !resource.uri.chars().any(char::is_control) && resource.uri.len() <= 2048)
-    );
-    assert!(resources.iter().all(|resource| !resource.name.chars().any(char::is_control)));
-    let left_out = host.stderr.events().iter().filter(|event| event.message() == "left out").count();
-    assert!((1..=33).contains(&left_out), "left-out items are logged, boundedly: {left_out}");
-    let templates = peer.list_all_resource_templates().await.unwrap();
-    assert_eq!(templates.len(), 4, "two variables in a row are refused: {templates:?}");
-    let prompts = peer.list_all_prompts().await.unwrap();
-    assert!(
-        prompts.len() <= 256 && prompts.iter().all(|prompt| !prompt.name.contains('\n')),
-        "{}",
-        prompts.len()
-    );
-
-    // An endless read is stopped at the deadline; a huge one at the output cap;
-    // contents with a forged URI are refused.
-    let err = peer.read_resource(read("hostile://spin/1")).await.unwrap_err();
-    assert!(format!("{err:?}").contains("--timeout"), "{err:?}");
-    let err = peer.read_resource(read("hostile://huge/4")).await.unwrap_err();
-    assert!(format!("{err:?}").contains("--max-output"), "{err:?}");
-    let err = peer.read_resource(read("hostile://pieces/100000")).await.unwrap_err();
-    assert!(format!("{err:?}").contains("stopped"), "{err:?}");
-    let err = peer.read_resource(read("hostile://bad-uri/1")).await.unwrap_err();
-    let shown = format!("{err:?}");
-    assert!(shown.contains("control characters") && !shown.contains('\u{1b}'), "{shown}");
-    let err = peer.get_prompt(GetPromptRequestParams::new("hostile_huge")).await.unwrap_err();
-    assert!(format!("{err:?}").contains("stopped"), "{err:?}");
-    // 100 000 completions: 100 reach the client, marked as more.
-    let many = peer
-        .complete(CompleteRequestParams::new(
-            Reference::for_prompt("hostile_spin"),
-            ArgumentInfo::new("x", ""),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(many.completion.values.len(), 100);
-    assert_eq!(many.completion.has_more, Some(true));
-    let ok = peer.read_resource(read("hostile://ok")).await.unwrap();
-    assert_eq!(text(&ok.contents[0]), "fine");
-    // The neighbour's tools were never held up.
-    let echoed = host.call("echo", json!({ "text": "neighbour" })).await.unwrap();
-    assert_eq!(text_of(&echoed), "neighbour");
 }
 
 #[tokio::test]
