@@ -28,6 +28,7 @@ mod native;
 mod node_client;
 mod plain;
 mod tiering;
+mod traces;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,6 +145,9 @@ async fn run(scale: Scale, only: Option<String>) {
     if wanted("plain") {
         plain::plain(scale).await;
     }
+    if wanted("traces") {
+        traces::traces(scale).await;
+    }
     if wanted("memory") {
         memory::memory().await;
     }
@@ -181,6 +185,11 @@ async fn start_host(args: &[&str], log: &str) -> Host {
 }
 
 async fn start_component(component: &str, args: &[&str], log: &str) -> Host {
+    start_component_with(component, args, &[], log).await
+}
+
+/// [`start_component`] with `env` set for the host.
+async fn start_component_with(component: &str, args: &[&str], env: &[(&str, &str)], log: &str) -> Host {
     let unprivileged = UNPRIVILEGED.load(Ordering::Relaxed);
     // A host on the default cache measures optimized code from its first
     // call: the cache is warmed for the default flags, and a flag that
@@ -193,6 +202,7 @@ async fn start_component(component: &str, args: &[&str], log: &str) -> Host {
     }
     let mut start = Start::new(component, &args).log(log);
     start.tap_stdout = false;
+    start.env.extend(env.iter().map(|(key, value)| (key.to_string(), value.to_string())));
     // Another build of the host, to compare two versions in one session.
     if let Some(binary) = std::env::var_os("BENCH_HOST_BINARY") {
         start.program = binary.into();

@@ -405,4 +405,10 @@ pub struct ServeArgs {
     /// With --watch: how often the registry is asked where an oci:// tag points.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub watch_tag_interval: Duration,
+
+    /// Export traces over OTLP (HTTP/protobuf) to this collector, e.g.
+    /// http://localhost:4318 (`/v1/traces` is added). Off by default; the
+    /// standard OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_* variables work too.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }

@@ -76,6 +76,7 @@ mod schema;
 pub mod shell;
 mod stats;
 mod store;
+pub mod telemetry;
 mod tiering;
 mod tool_name;
 mod transport;

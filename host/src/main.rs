@@ -4,7 +4,8 @@ use std::io::{IsTerminal as _, Write as _};
 
 use mcp_wasm_host::cli::{Cli, Command, LogFormat};
 use mcp_wasm_host::log_text::{OneLinePerEvent, error_chain};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 fn main() {
     let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
@@ -18,24 +19,38 @@ fn main() {
         "mcp_wasm_host=info,tool=info,warn"
     };
     // stdout carries protocol frames only; every log line goes to stderr.
-    let log = tracing_subscriber::fmt()
-        .with_env_filter(
-            // `tool`: what tools print and log, tagged with their call.
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
-        )
-        .with_writer(std::io::stderr);
-    match cli.log_format {
+    // `tool`: what tools print and log, tagged with their call.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
+    let log: Box<dyn Layer<Registry> + Send + Sync> = match cli.log_format {
         // A field nobody escaped cannot start a line of its own.
         LogFormat::Text => {
             let coloured = std::io::stderr().is_terminal();
-            log.with_ansi(coloured)
+            tracing_subscriber::fmt::layer()
+                .with_ansi(coloured)
                 .with_writer(move || OneLinePerEvent::new(std::io::stderr(), coloured))
-                .init()
+                .boxed()
         }
         // The message and fields under `fields`, apart from the line's own
-        // keys; the enclosing span (a call's request id) under `span`.
-        LogFormat::Json => log.json().with_ansi(false).with_span_list(false).init(),
-    }
+        // keys; the innermost span under `span`, and every enclosing one
+        // under `spans` (the request's: its id and `trace_id`; a call's
+        // `guest` or `cleanup` inside it).
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_ansi(false)
+            .with_span_list(true)
+            .with_writer(std::io::stderr)
+            .boxed(),
+    };
+    // Traces over OTLP, only when an endpoint is configured.
+    let (traces, telemetry) = match mcp_wasm_host::telemetry::start(cli.serve.otlp_endpoint.as_deref()) {
+        Ok(Some((layer, telemetry))) => (Some(layer), Some(telemetry)),
+        Ok(None) => (None, None),
+        Err(err) => {
+            eprintln!("error: {}", error_chain(&err));
+            std::process::exit(1);
+        }
+    };
+    tracing_subscriber::registry().with(log.with_filter(filter)).with(traces).init();
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -91,6 +106,9 @@ fn main() {
         }
     };
     let _ = std::io::stdout().flush();
+    if let Some(telemetry) = telemetry {
+        telemetry.flush();
+    }
     // Exit without waiting for the runtime: its stdin reader may be blocked
     // in a read that only the client can end, and every call has already
     // been stopped and cleaned up (or given up on) by now.

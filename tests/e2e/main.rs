@@ -42,4 +42,5 @@ mod storm;
 mod tiering;
 mod tls;
 mod tools;
+mod traces;
 mod watch;

@@ -25,6 +25,7 @@
 
 mod cleanup;
 mod outcome;
+mod output_schema;
 mod output_size;
 mod stop;
 
@@ -33,9 +34,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use crate::engine::Epochs;
 
@@ -43,12 +45,11 @@ use crate::approval::ApprovalQuestion;
 use crate::ask::CallChannel;
 use crate::cancellation::CallCancellation;
 use crate::component::{Kind, ToolComponent};
-use crate::contract::types::{CallResult, StopReason};
-use crate::limits::HumanDuration;
+use crate::contract::types::StopReason;
 use crate::operation::Operation;
 use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_pool::{GuestPool, StartTurn};
-use crate::schema::{CheckFailure, Checker};
+use crate::schema::Checker;
 use crate::stats::Stats;
 use crate::wit::types::stop_reason_name;
 
@@ -175,7 +176,9 @@ impl CallRunner {
         let handed_off = signals.handed_off.clone();
         if let Some(question) = approval
             && let Err(outcome) =
-                Box::pin(self.await_approval(question, &mut channel, &cancellation, &signals)).await
+                Box::pin(self.await_approval(question, &mut channel, &cancellation, &signals))
+                    .instrument(tracing::info_span!("approval"))
+                    .await
         {
             let outcome = outcome.or_handed_off(&handed_off);
             let stop_reason = cancellation.reason().map(stop_reason_name);
@@ -193,7 +196,8 @@ impl CallRunner {
         // cancellable); then for its turn to start, which the calls starting
         // before it give back within a short call (`guest_pool`).
         let (_slot, turn) = tokio::select! {
-            taken = async { (self.slots.acquire().await, self.guests.start_turn().await) } => {
+            taken = async { (self.slots.acquire().await, self.guests.start_turn().await) }
+                .instrument(tracing::info_span!("wait for a slot")) => {
                 (taken.0.expect("the call semaphore is never closed"), taken.1)
             }
             () = signals.client_cancel.cancelled() => {
@@ -218,8 +222,13 @@ impl CallRunner {
 
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
+        let tier = if component.baseline.is_some() { "baseline" } else { "optimized" };
+        let guest_span = tracing::info_span!("guest", tier, outcome = Empty, forced = Empty);
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead } =
-            Box::pin(self.run_guest(&call, &operation, stop, *channel, turn)).await;
+            Box::pin(self.run_guest(&call, &operation, stop, *channel, turn))
+                .instrument(guest_span.clone())
+                .await;
+        guest_span.record("outcome", outcome.label()).record("forced", forced);
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome
@@ -231,7 +240,11 @@ impl CallRunner {
 
         let outcome = outcome.or_handed_off(&handed_off);
         let cleanup = match needs_cleanup {
-            Some(reason) => Some(Box::pin(self.cleanup(component, &call_id, reason)).await),
+            Some(reason) => Some(
+                Box::pin(self.cleanup(component, &call_id, reason))
+                    .instrument(tracing::info_span!("cleanup", reason = stop_reason_name(reason)))
+                    .await,
+            ),
             None => None,
         };
         let stop_s = cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64());
@@ -247,7 +260,7 @@ impl CallRunner {
             stop_ms,
             cleanup = cleanup.map(CleanupOutcome::label),
             elapsed_ms = elapsed * 1e3,
-            tier = if component.baseline.is_some() { "baseline" } else { "optimized" },
+            tier,
             instance = if ahead { "made-ahead" } else { "made-by-call" },
             "call ended"
         );
@@ -331,6 +344,8 @@ impl CallRunner {
                     // The call future is dropped here: a guest still running is stopped.
                     (result, guest)
                 }
+                // The guest's log records are events of its call's span.
+                .in_current_span()
             })
             .holding(turn);
         let force_stop = || {
@@ -376,34 +391,5 @@ impl CallRunner {
         // A plain component, or one that does not export `tool`, has no `cleanup` to run.
         let needs_cleanup = needs_cleanup.filter(|_| component.code.has_cleanup());
         GuestEnd { outcome, needs_cleanup, forced, dropped_notes, ahead }
-    }
-
-    /// Why a successful result breaks the tool's output schema, if it does.
-    /// Structured content that is not JSON at all is left for the result
-    /// mapping to report.
-    async fn check_output(
-        &self,
-        component: &ToolComponent,
-        tool: &str,
-        result: &CallResult,
-        deadline: tokio::time::Instant,
-    ) -> Option<String> {
-        let spec = component.tools.iter().find(|spec| spec.name == tool)?;
-        let schema = spec.output.as_ref()?;
-        if result.is_error {
-            return None;
-        }
-        let Some(text) = result.structured_content.as_deref() else {
-            return Some("it declares an output schema but returned no structured content".into());
-        };
-        let structured: Value = serde_json::from_str(text).ok()?;
-        match self.checker.check(schema, Arc::new(structured), deadline).await {
-            Ok(()) => None,
-            Err(CheckFailure::Invalid(why)) => Some(why),
-            Err(CheckFailure::TooSlow(_)) => Some(format!(
-                "checking it took longer than the call had left of its time limit of {} (--timeout)",
-                HumanDuration(component.limits.timeout)
-            )),
-        }
     }
 }

@@ -18,7 +18,8 @@ use serde_json::Value;
 
 use super::{ToolServer, access, mode, status, subscriptions};
 use crate::audit::Who;
-use crate::log_text::escaped;
+use crate::telemetry::spans;
+use tracing::Instrument as _;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
 // rmcp by SEP-2577, but every protocol version this host serves has it.
@@ -88,11 +89,18 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-        let mut resources = status::list();
-        resources.extend(tools.catalog.resources_for(granted));
-        Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
+        let span = spans::request("resources/list", &context);
+        let answer = async {
+            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+            let mut resources = status::list();
+            resources.extend(tools.catalog.resources_for(granted));
+            Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
+        }
+        .instrument(span.clone())
+        .await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn list_resource_templates(
@@ -100,10 +108,17 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-        let templates = tools.catalog.templates_for(granted);
-        Ok(self.cacheable(ListResourceTemplatesResult::with_all_items(templates), &context))
+        let span = spans::request("resources/templates/list", &context);
+        let answer = async {
+            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+            let templates = tools.catalog.templates_for(granted);
+            Ok(self.cacheable(ListResourceTemplatesResult::with_all_items(templates), &context))
+        }
+        .instrument(span.clone())
+        .await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn read_resource(
@@ -111,11 +126,19 @@ impl ServerHandler for ToolServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if request.uri.starts_with(crate::component::HOST_SCHEME) {
-            return status::read(&request.uri, self.caller.shared.runner.stats());
+        let span = spans::request("resources/read", &context);
+        spans::resource(&span, &request.uri);
+        let answer = async {
+            if request.uri.starts_with(crate::component::HOST_SCHEME) {
+                return status::read(&request.uri, self.caller.shared.runner.stats());
+            }
+            let contents = self.read_offered(&request.uri, &context).await?;
+            Ok(ReadResourceResult::new(contents).into())
         }
-        let contents = self.read_offered(&request.uri, &context).await?;
-        Ok(ReadResourceResult::new(contents).into())
+        .instrument(span.clone())
+        .await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn subscribe(
@@ -123,21 +146,29 @@ impl ServerHandler for ToolServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let uri = request.uri.as_str();
-        let offered =
-            uri.starts_with(crate::component::HOST_SCHEME) || tools.catalog.route_uri(uri).is_some();
-        if !offered {
-            let shown = crate::log_text::escaped_to(uri, 256);
-            return Err(McpError::resource_not_found(format!("no resource `{shown}`"), None));
+        let span = spans::request("resources/subscribe", &context);
+        spans::resource(&span, &request.uri);
+        let answer = async {
+            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            let uri = request.uri.as_str();
+            let offered =
+                uri.starts_with(crate::component::HOST_SCHEME) || tools.catalog.route_uri(uri).is_some();
+            if !offered {
+                let shown = crate::log_text::escaped_to(uri, 256);
+                return Err(McpError::resource_not_found(format!("no resource `{shown}`"), None));
+            }
+            let subscribers = &self.caller.shared.subscribers;
+            subscribers.follow(&self.following, context.peer.clone(), uri).map_err(|_| {
+                McpError::invalid_request(
+                    format!("a session may follow at most {} resources", subscriptions::MAX_PER_SESSION),
+                    None,
+                )
+            })
         }
-        let subscribers = &self.caller.shared.subscribers;
-        subscribers.follow(&self.following, context.peer.clone(), uri).map_err(|_| {
-            McpError::invalid_request(
-                format!("a session may follow at most {} resources", subscriptions::MAX_PER_SESSION),
-                None,
-            )
-        })
+        .instrument(span.clone())
+        .await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn unsubscribe(
@@ -190,9 +221,17 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-        Ok(self.cacheable(ListPromptsResult::with_all_items(tools.catalog.prompts_for(granted)), &context))
+        let span = spans::request("prompts/list", &context);
+        let answer = async {
+            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+            Ok(self
+                .cacheable(ListPromptsResult::with_all_items(tools.catalog.prompts_for(granted)), &context))
+        }
+        .instrument(span.clone())
+        .await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn get_prompt(
@@ -200,7 +239,14 @@ impl ServerHandler for ToolServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        Ok(self.get_offered(request, &context).await?.into())
+        let span = spans::request("prompts/get", &context);
+        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+        if tools.catalog.prompt(&request.name).is_some() {
+            spans::target(&span, "prompts/get", &request.name);
+        }
+        let answer = self.get_offered(request, &context).instrument(span.clone()).await.map(Into::into);
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn complete(
@@ -208,7 +254,10 @@ impl ServerHandler for ToolServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.complete_offered(request, &context).await
+        let span = spans::request("completion/complete", &context);
+        let answer = self.complete_offered(request, &context).instrument(span.clone()).await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn list_tools(
@@ -216,9 +265,16 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-        Ok(self.cacheable(ListToolsResult::with_all_items(tools.listed_for(granted)), &context))
+        let span = spans::request("tools/list", &context);
+        let answer = async {
+            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+            Ok(self.cacheable(ListToolsResult::with_all_items(tools.listed_for(granted)), &context))
+        }
+        .instrument(span.clone())
+        .await;
+        spans::ended(&span, &answer, |_| false);
+        answer
     }
 
     async fn call_tool(
@@ -226,47 +282,56 @@ impl ServerHandler for ToolServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // The id is the client's: escaped and cut like any outside text.
-        let span = tracing::info_span!("tools/call", request = %escaped(context.id.to_string()));
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        if let Some(needed) = tools.scopes_of(&request.name) {
-            // New calls and follow-ups alike (the HTTP layer answered 403
-            // already where it could).
-            if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
-                let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-                let audit = self.caller.shared.runner.stats().audit();
-                audit.refused(Who::of(&context), &request.name, &arguments, "insufficient-scope").await;
-                return Err(refusal);
+        let span = spans::request("tools/call", &context);
+        let request_span = span.clone();
+        let answer = async {
+            let span = request_span;
+            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            if tools.scopes_of(&request.name).is_some() {
+                spans::target(&span, "tools/call", &request.name);
             }
-        }
-        if let Some(state) = request.request_state.take() {
-            // A follow-up to a paused call (2026-07-28): it carries the answer.
-            return mode::rounds::resume(self, &state, request, &context, span).await;
-        }
-        let audit = self.caller.shared.runner.stats().audit();
-        // Kept for the record of a refusal, only when there is an audit log.
-        let asked = audit
-            .is_on()
-            .then(|| (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default())));
-        let mut plan = match tools.plan(request, &self.caller.shared.runner).await {
-            Ok(plan) => plan,
-            Err(refusal) => {
-                if let Some((name, arguments)) = asked {
-                    let known = tools.listed().iter().any(|tool| tool.name == name);
-                    let reason = if known { "invalid-arguments" } else { "unknown-tool" };
-                    audit.refused(Who::of(&context), &name, &arguments, reason).await;
+            if let Some(needed) = tools.scopes_of(&request.name) {
+                // New calls and follow-ups alike (the HTTP layer answered 403
+                // already where it could).
+                if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
+                    let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+                    let audit = self.caller.shared.runner.stats().audit();
+                    audit.refused(Who::of(&context), &request.name, &arguments, "insufficient-scope").await;
+                    return Err(refusal);
                 }
-                return Err(refusal);
             }
-        };
-        plan.share = access::share(self.caller.shared.fairness.as_ref(), &context)?;
-        if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
-            return Ok(mode::task::start(self, plan, &context, span));
+            if let Some(state) = request.request_state.take() {
+                // A follow-up to a paused call (2026-07-28): it carries the answer.
+                return mode::rounds::resume(self, &state, request, &context, span).await;
+            }
+            let audit = self.caller.shared.runner.stats().audit();
+            // Kept for the record of a refusal, only when there is an audit log.
+            let asked = audit.is_on().then(|| {
+                (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default()))
+            });
+            let mut plan = match tools.plan(request, &self.caller.shared.runner).await {
+                Ok(plan) => plan,
+                Err(refusal) => {
+                    if let Some((name, arguments)) = asked {
+                        let known = tools.listed().iter().any(|tool| tool.name == name);
+                        let reason = if known { "invalid-arguments" } else { "unknown-tool" };
+                        audit.refused(Who::of(&context), &name, &arguments, reason).await;
+                    }
+                    return Err(refusal);
+                }
+            };
+            plan.share = access::share(self.caller.shared.fairness.as_ref(), &context)?;
+            if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
+                return Ok(mode::task::start(self, plan, &context, span));
+            }
+            if mode::rounds::speaks_in_rounds(&context) {
+                return mode::rounds::start(self, plan, &context, span).await;
+            }
+            mode::request::run(self, plan, &context, span).await
         }
-        if mode::rounds::speaks_in_rounds(&context) {
-            return mode::rounds::start(self, plan, &context, span).await;
-        }
-        mode::request::run(self, plan, &context, span).await
+        .await;
+        spans::ended(&span, &answer, spans::is_tool_error);
+        answer
     }
 
     async fn get_task(

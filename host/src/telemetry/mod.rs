@@ -1,0 +1,115 @@
+//! Distributed traces (OpenTelemetry): the host's `tracing` spans exported
+//! over OTLP, joined to the client's trace.
+//!
+//! Off unless an endpoint is configured (`--otlp-endpoint`, or the
+//! standard `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`):
+//! then no layer is installed at all, so tracing costs nothing. When on,
+//! spans are batched and exported from the SDK's own thread over
+//! HTTP/protobuf with a bounded queue (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by
+//! default; spans past it are dropped, counted by the SDK), so a collector
+//! that is down or slow never slows a call and never grows memory. The
+//! rest is configured the standard way: `OTEL_SERVICE_NAME`,
+//! `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER(_ARG)`,
+//! `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`.
+//!
+//! [`context`] takes the W3C trace context of each request (from its
+//! `params._meta`, else its HTTP headers); [`spans`] names and describes
+//! the spans as OpenTelemetry's MCP semantic conventions say.
+
+pub mod context;
+pub mod spans;
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{SpanExporter, WithExportConfig as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::Layer;
+use tracing_subscriber::registry::LookupSpan;
+
+/// Whether spans are exported (set once, at start).
+static ON: OnceLock<bool> = OnceLock::new();
+
+/// How long the host waits at exit for the last spans to be exported.
+const FLUSH_AT_EXIT: Duration = Duration::from_secs(2);
+
+/// The exporter, kept to flush it at exit.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+}
+
+/// Whether tracing is on.
+pub fn is_on() -> bool {
+    ON.get().copied().unwrap_or(false)
+}
+
+/// The endpoint the user configured, if any: `flag`, else the standard
+/// environment variables.
+fn endpoint(flag: Option<&str>) -> Option<String> {
+    let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
+    if let Some(base) = flag {
+        return Some(format!("{}/v1/traces", base.trim_end_matches('/')));
+    }
+    from_env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| {
+        from_env("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .map(|base| format!("{}/v1/traces", base.trim_end_matches('/')))
+    })
+}
+
+/// Starts exporting if an endpoint is configured: the layer to add to the
+/// subscriber and the handle to flush at exit; `None` (nothing installed)
+/// otherwise. Call it before the async runtime starts (the exporter's
+/// blocking client must not be made on one).
+pub fn start<S>(flag: Option<&str>) -> Result<Option<(impl Layer<S>, Telemetry)>>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    let Some(endpoint) = endpoint(flag) else {
+        let _ = ON.set(false);
+        return Ok(None);
+    };
+    // reqwest (under the exporter) takes the TLS provider the host uses.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let exporter = SpanExporter::builder()
+        .with_http()
+        .with_endpoint(endpoint.clone())
+        .build()
+        .with_context(|| format!("cannot export traces to {endpoint}"))?;
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the default name.
+    let resource = if std::env::var_os("OTEL_SERVICE_NAME").is_some() {
+        Resource::builder().build()
+    } else {
+        Resource::builder().with_service_name("mcp-wasm-host").build()
+    };
+    let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+    let tracer = provider.tracer("mcp-wasm-host");
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    let _ = ON.set(true);
+    // Only the host's own spans (the request and what it runs) and the
+    // tools' log records and output (escaped and bounded as in the log),
+    // which become events of their call's guest span; whatever RUST_LOG
+    // lets into the log.
+    let only_ours = tracing_subscriber::filter::Targets::new()
+        .with_target("mcp_wasm_host", tracing::Level::INFO)
+        .with_target("tool", tracing::Level::INFO);
+    let layer = tracing_opentelemetry::layer().with_tracer(tracer).with_filter(only_ours);
+    Ok(Some((layer, Telemetry { provider })))
+}
+
+impl Telemetry {
+    /// Exports what is still queued, waiting at most [`FLUSH_AT_EXIT`]: a
+    /// collector that does not answer does not hold the exit up.
+    pub fn flush(self) {
+        let (done, wait) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = self.provider.shutdown();
+            let _ = done.send(());
+        });
+        let _ = wait.recv_timeout(FLUSH_AT_EXIT);
+    }
+}
