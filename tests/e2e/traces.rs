@@ -154,6 +154,14 @@ async fn a_call_joins_the_clients_trace_with_the_conventions_names_and_its_guest
     ] {
         assert_eq!(attribute(&request, key).as_deref(), Some(value), "{key}");
     }
+    // The request's log lines carry its trace and span.
+    let ended = host.call_ended("echo").await;
+    assert_eq!(ended.span.get("trace_id").and_then(|id| id.as_str()), Some(TRACE_ID), "{ended}");
+    assert_eq!(
+        ended.span.get("span_id").and_then(|id| id.as_str()),
+        Some(hex(&request.span_id).as_str()),
+        "{ended}"
+    );
     let guest = receiver.span("guest").await;
     assert_eq!(guest.parent_span_id, request.span_id, "the guest run is the call's child");
     assert_eq!(attribute(&guest, "outcome").as_deref(), Some("ok"));

@@ -7,8 +7,8 @@
 //! (the approval wait, the guest run, the forced stop, the cleanup) are the
 //! host's `tracing` spans inside it.
 //!
-//! The span's `trace_id` field puts the trace id on every log line of the
-//! request, in JSON and in text.
+//! The span's `trace_id` and `span_id` fields put the trace and the
+//! request's span on every log line of the request, in JSON and in text.
 
 use opentelemetry::trace::TraceContextExt as _;
 use rmcp::RoleServer;
@@ -42,11 +42,14 @@ pub fn request(method: &'static str, context: &RequestContext<RoleServer>) -> tr
         mcp.resource.uri = Empty,
         error.type = Empty,
         trace_id = Empty,
+        span_id = Empty,
     );
     if super::is_on() {
         let _ = span.set_parent(super::context::parent_of(context));
-        let trace_id = span.context().span().span_context().trace_id();
-        span.record("trace_id", tracing::field::display(trace_id));
+        let started = span.context();
+        let ids = started.span().span_context().clone();
+        span.record("trace_id", tracing::field::display(ids.trace_id()));
+        span.record("span_id", tracing::field::display(ids.span_id()));
     }
     span
 }
