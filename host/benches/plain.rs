@@ -5,34 +5,13 @@
 //! wasm32-wasip2 in release, driven by rmcp's client in interleaved blocks
 //! so the machine's noise falls on both alike.
 
-use std::time::Duration;
-
-use super::{Samples, Scale, calls_per_second, echo_times, ms, start_component};
+use super::{Scale, echo_interleaved, ms, start_component};
 
 pub(super) async fn plain(scale: Scale) {
     let names = ["demo (mcp:tool)", "plain-types (plain)"];
     let hosts =
         [start_component("demo", &[], "warn").await, start_component("plain-types", &[], "warn").await];
-    for host in &hosts {
-        echo_times(host, 200).await;
-    }
-    let mut times: [Vec<Duration>; 2] = Default::default();
-    for _ in 0..10 {
-        for (host, times) in hosts.iter().zip(&mut times) {
-            times.extend(echo_times(host, scale.echo_calls / 10).await.0);
-        }
-    }
-    let mut rates: [Vec<f64>; 2] = Default::default();
-    for _ in 0..5 {
-        for (host, rates) in hosts.iter().zip(&mut rates) {
-            rates.push(calls_per_second(host, scale.concurrent_calls / 5, 32).await);
-        }
-    }
-    let samples = times.map(Samples::new);
-    let rates = rates.map(|mut rates| {
-        rates.sort_by(f64::total_cmp);
-        rates[rates.len() / 2]
-    });
+    let (samples, rates) = echo_interleaved(&hosts, scale).await;
     println!(
         "## echo: a plain component against the mcp:tool demo ({} sequential calls each, interleaved; \
          then 32 in flight, median of 5 rounds)\n",

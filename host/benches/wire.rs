@@ -282,6 +282,33 @@ async fn start_native(how: &str) -> Host {
     Host::start(start).await
 }
 
+/// `echo` on each of `hosts`, measured interleaved so the machine's noise
+/// falls on all alike: after a warm-up, `scale.echo_calls` sequential calls
+/// each in ten alternating blocks, then calls/s with 32 in flight, the
+/// median of five alternating rounds.
+async fn echo_interleaved<const N: usize>(hosts: &[Host; N], scale: Scale) -> ([Samples; N], [f64; N]) {
+    for host in hosts {
+        echo_times(host, 200).await;
+    }
+    let mut times: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::new());
+    for _ in 0..10 {
+        for (host, times) in hosts.iter().zip(&mut times) {
+            times.extend(echo_times(host, scale.echo_calls / 10).await.0);
+        }
+    }
+    let mut rates: [Vec<f64>; N] = std::array::from_fn(|_| Vec::new());
+    for _ in 0..5 {
+        for (host, rates) in hosts.iter().zip(&mut rates) {
+            rates.push(calls_per_second(host, scale.concurrent_calls / 5, 32).await);
+        }
+    }
+    let rates = rates.map(|mut rates| {
+        rates.sort_by(f64::total_cmp);
+        rates[rates.len() / 2]
+    });
+    (times.map(Samples::new), rates)
+}
+
 async fn echo_times(host: &Host, calls: usize) -> Samples {
     let mut times = Vec::with_capacity(calls);
     for _ in 0..calls {

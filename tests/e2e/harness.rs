@@ -849,3 +849,48 @@ pub fn run_with_stdin_open(command: &mut std::process::Command) -> std::process:
 pub fn no_args() -> Value {
     Value::Object(JsonObject::new())
 }
+
+/// An HTTP/1.1 endpoint on a free loopback port that hands the body of
+/// every request to `take` and answers `200` with no body, request after
+/// request on kept-alive connections (an OTLP/HTTP collector, as far as an
+/// exporter can tell). Returns its base URL.
+pub async fn serve_posts(take: impl Fn(Vec<u8>) + Clone + Send + Sync + 'static) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let take = take.clone();
+            tokio::spawn(async move {
+                let mut stream = BufReader::new(stream);
+                loop {
+                    let (mut length, mut line) = (0usize, String::new());
+                    loop {
+                        line.clear();
+                        if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((name, value)) = line.split_once(':')
+                            && name.eq_ignore_ascii_case("content-length")
+                        {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if stream.read_exact(&mut body).await.is_err() {
+                        return;
+                    }
+                    take(body);
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+                    if stream.get_mut().write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}

@@ -14,9 +14,8 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
 use rmcp::model::{MetaObject, RequestMetaObject};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
-use crate::harness::{Host, PATIENCE, Start, params};
+use crate::harness::{Host, PATIENCE, Start, params, serve_posts};
 
 /// An OTLP/HTTP receiver: every span of every `POST /v1/traces`.
 #[derive(Clone, Default)]
@@ -27,53 +26,17 @@ struct Receiver {
 impl Receiver {
     /// Serves on a free loopback port; returns its base URL.
     async fn start(&self) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let spans = self.spans.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let spans = spans.clone();
-                tokio::spawn(async move {
-                    let mut stream = BufReader::new(stream);
-                    // One request after another on a kept-alive connection.
-                    loop {
-                        let mut length = 0usize;
-                        let mut line = String::new();
-                        loop {
-                            line.clear();
-                            if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
-                                return;
-                            }
-                            if line == "\r\n" {
-                                break;
-                            }
-                            if let Some((name, value)) = line.split_once(':')
-                                && name.eq_ignore_ascii_case("content-length")
-                            {
-                                length = value.trim().parse().unwrap_or(0);
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        if stream.read_exact(&mut body).await.is_err() {
-                            return;
-                        }
-                        let request =
-                            ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP export");
-                        let received = request
-                            .resource_spans
-                            .into_iter()
-                            .flat_map(|resource| resource.scope_spans)
-                            .flat_map(|scope| scope.spans);
-                        spans.lock().unwrap().extend(received);
-                        let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
-                        if stream.get_mut().write_all(answer.as_bytes()).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        url
+        serve_posts(move |body| {
+            let request = ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP export");
+            let received = request
+                .resource_spans
+                .into_iter()
+                .flat_map(|resource| resource.scope_spans)
+                .flat_map(|scope| scope.spans);
+            spans.lock().unwrap().extend(received);
+        })
+        .await
     }
 
     /// Waits until a span named `name` has arrived; returns it.

@@ -19,7 +19,6 @@ use serde_json::Value;
 use super::{ToolServer, access, mode, status, subscriptions};
 use crate::audit::Who;
 use crate::telemetry::spans;
-use tracing::Instrument as _;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
 // rmcp by SEP-2577, but every protocol version this host serves has it.
@@ -90,17 +89,14 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let span = spans::request("resources/list", &context);
-        let answer = async {
+        spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
             let mut resources = status::list();
             resources.extend(tools.catalog.resources_for(granted));
             Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
-        }
-        .instrument(span.clone())
-        .await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -109,16 +105,13 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let span = spans::request("resources/templates/list", &context);
-        let answer = async {
+        spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
             let templates = tools.catalog.templates_for(granted);
             Ok(self.cacheable(ListResourceTemplatesResult::with_all_items(templates), &context))
-        }
-        .instrument(span.clone())
-        .await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        })
+        .await
     }
 
     async fn read_resource(
@@ -128,17 +121,14 @@ impl ServerHandler for ToolServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let span = spans::request("resources/read", &context);
         spans::resource(&span, &request.uri);
-        let answer = async {
+        spans::traced(span, async {
             if request.uri.starts_with(crate::component::HOST_SCHEME) {
                 return status::read(&request.uri, self.caller.shared.runner.stats());
             }
             let contents = self.read_offered(&request.uri, &context).await?;
             Ok(ReadResourceResult::new(contents).into())
-        }
-        .instrument(span.clone())
-        .await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        })
+        .await
     }
 
     async fn subscribe(
@@ -148,7 +138,7 @@ impl ServerHandler for ToolServer {
     ) -> Result<(), McpError> {
         let span = spans::request("resources/subscribe", &context);
         spans::resource(&span, &request.uri);
-        let answer = async {
+        spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let uri = request.uri.as_str();
             let offered =
@@ -164,11 +154,8 @@ impl ServerHandler for ToolServer {
                     None,
                 )
             })
-        }
-        .instrument(span.clone())
-        .await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -222,16 +209,13 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let span = spans::request("prompts/list", &context);
-        let answer = async {
+        spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
             Ok(self
                 .cacheable(ListPromptsResult::with_all_items(tools.catalog.prompts_for(granted)), &context))
-        }
-        .instrument(span.clone())
-        .await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -244,9 +228,7 @@ impl ServerHandler for ToolServer {
         if tools.catalog.prompt(&request.name).is_some() {
             spans::target(&span, "prompts/get", &request.name);
         }
-        let answer = self.get_offered(request, &context).instrument(span.clone()).await.map(Into::into);
-        spans::ended(&span, &answer, |_| false);
-        answer
+        spans::traced(span, async { self.get_offered(request, &context).await.map(Into::into) }).await
     }
 
     async fn complete(
@@ -255,9 +237,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let span = spans::request("completion/complete", &context);
-        let answer = self.complete_offered(request, &context).instrument(span.clone()).await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        spans::traced(span, self.complete_offered(request, &context)).await
     }
 
     async fn list_tools(
@@ -266,15 +246,12 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let span = spans::request("tools/list", &context);
-        let answer = async {
+        spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
             Ok(self.cacheable(ListToolsResult::with_all_items(tools.listed_for(granted)), &context))
-        }
-        .instrument(span.clone())
-        .await;
-        spans::ended(&span, &answer, |_| false);
-        answer
+        })
+        .await
     }
 
     async fn call_tool(

@@ -13,6 +13,7 @@
 use opentelemetry::trace::TraceContextExt as _;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
+use tracing::Instrument as _;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
@@ -69,6 +70,17 @@ pub fn ended<T>(span: &tracing::Span, result: &Result<T, rmcp::ErrorData>, is_er
         Ok(answer) if is_error(answer) => failed(span, "tool_error"),
         Ok(_) => {}
     }
+}
+
+/// Answers a request within its `span`, then records how it ended there
+/// (see [`ended`]; for requests whose answer cannot be an `isError` result).
+pub async fn traced<T>(
+    span: tracing::Span,
+    answer: impl Future<Output = Result<T, rmcp::ErrorData>>,
+) -> Result<T, rmcp::ErrorData> {
+    let answer = answer.instrument(span.clone()).await;
+    ended(&span, &answer, |_| false);
+    answer
 }
 
 /// Whether a `tools/call` answer is an `isError` result.
