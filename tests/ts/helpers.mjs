@@ -3,6 +3,7 @@
 // instead of sleeping blindly.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,4 +66,19 @@ export function events(lines) {
 /** The host's `call ended` event for a call of `tool`, if logged yet. */
 export function callEnded(lines, tool) {
   return events(lines).find((e) => e.fields.message === 'call ended' && e.fields.tool === tool);
+}
+
+/** Starts `mcp-wasm-host --http 127.0.0.1:0` serving `component` with
+ * `args`; resolves with the child, its URL and its stderr lines. */
+export async function startHttpHost(component, args = []) {
+  const child = spawn(hostBinary, [...jsonLog, '--http', '127.0.0.1:0', '--component', component, ...args], {
+    env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const lines = collectLines(child.stderr);
+  // The announcement is a plain line, not a log event.
+  const announced = /^mcp-wasm-host: serving MCP over Streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
+  await until('the host to announce its URL', () => lines.some((l) => announced.test(l)));
+  const url = lines.map((l) => l.match(announced)).find(Boolean)[1];
+  return { child, url, lines };
 }

@@ -4,32 +4,17 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { callEnded, collectLines, demo, hostBinary, jsonLog, until } from './helpers.mjs';
-
-/** Starts `mcp-wasm-host --http 127.0.0.1:0`; resolves with its URL and stderr lines. */
-async function startHttpHost(args) {
-  const child = spawn(hostBinary, [...jsonLog, '--http', '127.0.0.1:0', '--component', demo, ...args], {
-    env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const lines = collectLines(child.stderr);
-  // The announcement is a plain line, not a log event.
-  const announced = /^mcp-wasm-host: serving MCP over Streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
-  await until('the host to announce its URL', () => lines.some((l) => announced.test(l)));
-  const url = lines.map((l) => l.match(announced)).find(Boolean)[1];
-  return { child, url, lines };
-}
+import { callEnded, demo, startHttpHost, until } from './helpers.mjs';
 
 test('over HTTP, abort() stops a spinning tool, cleanup runs, the next call is served', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-wasm-host-http-'));
-  const { child, url, lines } = await startHttpHost(['--dir', dir]);
+  const { child, url, lines } = await startHttpHost(demo, ['--dir', dir]);
   const client = new Client({ name: 'mcp-wasm-host-http-test', version: '1.0.0' });
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -71,7 +56,7 @@ function initializeAs(url, host, origin) {
 }
 
 test('over HTTP, a request naming a foreign Host is refused (DNS rebinding)', async () => {
-  const { child, url } = await startHttpHost([]);
+  const { child, url } = await startHttpHost(demo, []);
   try {
     const status = await initializeAs(url, 'evil.example.com');
     assert.ok(status >= 400 && status < 500, `status ${status}`);
@@ -82,7 +67,7 @@ test('over HTTP, a request naming a foreign Host is refused (DNS rebinding)', as
 });
 
 test('over HTTP, --http-allow-host admits a host the user named', async () => {
-  const { child, url } = await startHttpHost(['--http-allow-host', 'tools.internal']);
+  const { child, url } = await startHttpHost(demo, ['--http-allow-host', 'tools.internal']);
   try {
     assert.equal(await initializeAs(url, 'tools.internal'), 200);
     const status = await initializeAs(url, 'evil.example.com');
@@ -93,7 +78,7 @@ test('over HTTP, --http-allow-host admits a host the user named', async () => {
 });
 
 test('over HTTP, only loopback origins and --http-allow-origin ones may call from a browser', async () => {
-  const { child, url } = await startHttpHost(['--http-allow-origin', 'https://app.example.com']);
+  const { child, url } = await startHttpHost(demo, ['--http-allow-origin', 'https://app.example.com']);
   const host = new URL(url).host;
   try {
     assert.equal(await initializeAs(url, host, 'https://app.example.com'), 200);

@@ -7,12 +7,11 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { callEnded, collectLines, events, guest, hostBinary, jsonLog, until } from './helpers.mjs';
+import { callEnded, collectLines, events, guest, hostBinary, jsonLog, startHttpHost, until } from './helpers.mjs';
 
 /** Bounds a whole test: a hang fails it instead of stalling the run. */
 const QUICK_TEST = { timeout: 60_000 };
@@ -46,21 +45,6 @@ async function serve(components, { debug = false, args = [] } = {}) {
     dispatch(message, extra);
   };
   return { client, lines, updated, received };
-}
-
-/** Starts `mcp-wasm-host --http 127.0.0.1:0` serving everything.wasm;
- * resolves with the child, its URL and its stderr lines. */
-async function serveHttp() {
-  const child = spawn(hostBinary, [...jsonLog, '--http', '127.0.0.1:0', '--component', guest('everything')], {
-    env: { ...process.env, RUST_LOG: 'mcp_wasm_host=info', NO_COLOR: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const lines = collectLines(child.stderr);
-  // The announcement is a plain line, not a log event (as in http.test.mjs).
-  const announced = /^mcp-wasm-host: serving MCP over Streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
-  await until('the host to announce its URL', () => lines.some((l) => announced.test(l)));
-  const url = lines.map((l) => l.match(announced)).find(Boolean)[1];
-  return { child, url, lines };
 }
 
 /** Records the URI of every notifications/resources/updated the client gets. */
@@ -309,7 +293,7 @@ test('abort() stops a read that never ends (by force), and the next read is serv
 });
 
 test('over Streamable HTTP: resources, templates, completion, prompts and updates', QUICK_TEST, async () => {
-  const { child, url } = await serveHttp();
+  const { child, url } = await startHttpHost(guest('everything'));
   const client = new Client({ name: 'mcp-wasm-host-ts-offers-http', version: '1.0.0' });
   const updated = watchUpdates(client);
   try {
