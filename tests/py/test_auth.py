@@ -65,11 +65,6 @@ ANNOUNCED = re.compile(r"^mcp-wasm-host: serving MCP over Streamable HTTP at (ht
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def prerequisites() -> None:
     """Fails (never skips) when something the tests run is missing."""

@@ -52,11 +52,6 @@ ANSWER_SCHEMA = {
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session", autouse=True)
 def built_host() -> None:
     """Fails (never skips) when the binary or the demo component is missing."""

@@ -49,11 +49,6 @@ PATIENCE_S = 20.0
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session", autouse=True)
 def built_host() -> None:
     """Fails (never skips) when the binary or a component is missing."""
