@@ -264,10 +264,9 @@ impl ServerHandler for ToolServer {
         let answer = async {
             let span = request_span;
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            if tools.scopes_of(&request.name).is_some() {
-                spans::target(&span, "tools/call", &request.name);
-            }
             if let Some(needed) = tools.scopes_of(&request.name) {
+                // A tool the host serves: it names the span.
+                spans::target(&span, "tools/call", &request.name);
                 // New calls and follow-ups alike (the HTTP layer answered 403
                 // already where it could).
                 if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
