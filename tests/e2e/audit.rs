@@ -24,7 +24,7 @@ use crate::http_limits::HttpHost;
 const SECRET: &str = "s3cret-argument-value";
 
 /// The records in `path`, one per line; every line must be a JSON object.
-fn records(path: &Path) -> Vec<Value> {
+pub(crate) fn records(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     assert!(text.is_empty() || text.ends_with('\n'), "a torn last line: {text}");
     text.lines()

@@ -19,6 +19,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::{Value, json};
+use sha2::Digest as _;
 
 use crate::auth::{Issuer, Key, RESOURCE, Reachable, init, now, send};
 use crate::harness::{PATIENCE, TestClient, approval_answer, params, text_of};
@@ -217,7 +218,10 @@ async fn each_caller_has_its_share_of_pauses() {
 async fn tools_list_shows_what_the_token_reaches_and_a_missing_scope_is_403_then_a_step_up_succeeds() {
     let key = Key::new("k1");
     let issuer = Issuer::start(&[&key]).await;
-    let host = host(&issuer, &["--tool-scope", "echo=tools:echo"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut host =
+        host(&issuer, &["--tool-scope", "echo=tools:echo", "--audit-log", log.to_str().unwrap()]).await;
     let metadata = send(&host, "GET", "/.well-known/oauth-protected-resource/mcp", None, None, None).await;
     let document: Value = serde_json::from_str(&metadata.body).unwrap();
     assert_eq!(document["scopes_supported"], json!(["tools:call", "tools:echo"]));
@@ -249,6 +253,32 @@ async fn tools_list_shows_what_the_token_reaches_and_a_missing_scope_is_403_then
         send(&host, "POST", "/mcp", Some(&wide), Some(&session), Some(request(3, "tools/list", json!({}))))
             .await;
     assert!(listed.body.contains("\"echo\""), "{listed:?}");
+
+    // The 403 is in the audit log, as a refusal the MCP handler answers
+    // would be: who, which tool, the digest of the arguments, and why.
+    crate::fleet::terminate(&host);
+    assert_eq!(crate::fleet::exit_code(&mut host).await, Some(0), "{}", host.stderr.dump());
+    let all = crate::audit::records(&log);
+    let calls: Vec<&Value> = all.iter().filter(|record| record["event"] == "call").collect();
+    assert_eq!(calls.len(), 2, "the refusal and the stepped-up call: {all:#?}");
+    let (refused, called) = (calls[0], calls[1]);
+    assert_eq!(refused["tool"], "echo");
+    assert_eq!((&refused["outcome"], &refused["reason"]), (&json!("refused"), &json!("insufficient-scope")));
+    assert_eq!(refused["principal"], json!({ "issuer": issuer.url, "subject": "alice" }));
+    assert_eq!(refused["client_id"], "test-client");
+    assert_eq!(refused["request"], 2);
+    assert_eq!(refused["approval"], Value::Null);
+    // The same arguments, the same digest, whichever layer refused.
+    assert_eq!(refused["arguments_sha256"], called["arguments_sha256"]);
+    let canonical = r#"{"text":"stepped up"}"#;
+    assert_eq!(refused["arguments_sha256"], hex::encode(sha2::Sha256::digest(canonical)));
+    assert_eq!(refused["session"], called["session"]);
+    assert!(refused["session"].as_str().is_some_and(|s| s.len() == 16 && !session.contains(s)), "{refused}");
+    assert_eq!(called["outcome"], "ok");
+    let text = std::fs::read_to_string(&log).unwrap();
+    for secret in [narrow.as_str(), wide.as_str(), session.as_str(), "eyJ"] {
+        assert!(!text.contains(secret), "{secret:?} is in the audit log:\n{text}");
+    }
 }
 
 #[tokio::test]

@@ -15,7 +15,9 @@
 //!   `session`, `request` (the JSON-RPC id), `tool`, `arguments_sha256`,
 //!   `outcome` and `reason`, `approval` (`{verdict, by}`) and
 //!   `duration_ms`. A call refused before it ran (an unknown tool,
-//!   arguments that break the schema) is a `call` with outcome `refused`;
+//!   arguments that break the schema, a scope the token lacks, whether the
+//!   MCP handler or the HTTP layer's `403` refused it) is a `call` with
+//!   outcome `refused`;
 //! - `reload` (`--watch`): `component`, `old_sha256`, `new_sha256`, `result`;
 //! - `drain`: `reason` (`signal` or `eof`); `stop`: `status`.
 //!
@@ -113,12 +115,18 @@ impl AuditLog {
     /// Records a call refused before it ran (`reason`: `unknown-tool`,
     /// `invalid-arguments`, …). `arguments` as the client sent them.
     pub async fn refused(&self, who: Who, tool: &str, arguments: &Value, reason: &'static str) {
-        if self.inner.is_none() {
-            return;
+        if self.inner.is_some() {
+            self.push(refusal(&who, tool, arguments, reason)).await;
         }
-        let digest = digest::canonical_sha256(arguments);
-        let end = CallEnd { outcome: "refused", reason: Some(reason), approval: None };
-        self.push(line(&CallRecord::new(&who, tool, &digest, end, Duration::ZERO))).await;
+    }
+
+    /// [`AuditLog::refused`], from where nothing can wait (the HTTP layer,
+    /// answering `403 insufficient_scope`): the record is queued at once if
+    /// there is room, else as soon as there is (never dropped).
+    pub fn refused_now(&self, who: Who, tool: &str, arguments: &Value, reason: &'static str) {
+        if self.inner.is_some() {
+            self.push_now(refusal(&who, tool, arguments, reason));
+        }
     }
 
     /// Records a `--watch` reload of `component` from the version whose
@@ -231,6 +239,13 @@ impl Drop for CallAudit {
             self.log.push_now(pending.line(end));
         }
     }
+}
+
+/// The record of a call of `tool` by `who` refused before it ran.
+fn refusal(who: &Who, tool: &str, arguments: &Value, reason: &'static str) -> Vec<u8> {
+    let digest = digest::canonical_sha256(arguments);
+    let end = CallEnd { outcome: "refused", reason: Some(reason), approval: None };
+    line(&CallRecord::new(who, tool, &digest, end, Duration::ZERO))
 }
 
 /// The `start` record's fields.

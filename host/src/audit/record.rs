@@ -40,21 +40,32 @@ pub struct Caller {
 impl Who {
     /// The caller of `context`'s request.
     pub fn of(context: &RequestContext<RoleServer>) -> Who {
-        let principal = Principal::of(&context.extensions);
         let session = context
             .extensions
             .get::<http::request::Parts>()
-            .and_then(|request| request.headers.get("mcp-session-id"))
-            .map(|id| short_sha256(id.as_bytes()));
+            .and_then(|request| request.headers.get("mcp-session-id"));
         let request = match &context.id {
             NumberOrString::Number(n) => Value::from(*n),
-            NumberOrString::String(text) => Value::from(bounded(text)),
+            NumberOrString::String(text) => Value::from(text.as_ref()),
+        };
+        Who::of_request(Principal::of(&context.extensions), session.map(|id| id.as_bytes()), &request)
+    }
+
+    /// `principal`'s request whose JSON-RPC id is `request`, in the session
+    /// whose id is `session`: for a request answered before an MCP handler
+    /// saw it (the HTTP layer's `403`). An id that is neither an integer
+    /// nor a string (JSON-RPC allows no other) is recorded as `null`.
+    pub fn of_request(principal: Option<&Principal>, session: Option<&[u8]>, request: &Value) -> Who {
+        let request = match request {
+            Value::Number(n) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
+            Value::String(text) => Value::from(bounded(text)),
+            _ => Value::Null,
         };
         Who {
             principal: principal
                 .map(|who| Caller { issuer: bounded(&who.issuer), subject: bounded(&who.subject) }),
             client_id: principal.and_then(|who| who.client_id.as_deref()).map(bounded),
-            session,
+            session: session.map(short_sha256),
             request,
         }
     }

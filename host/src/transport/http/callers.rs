@@ -3,7 +3,8 @@
 //! for the MCP handlers. Here also what only the HTTP layer can do for
 //! them: refuse another caller's session as unknown, bind a new session
 //! to its caller, and answer a call of a tool whose scopes the token lacks
-//! with `403 insufficient_scope`, the status a client's auth layer acts on.
+//! with `403 insufficient_scope`, the status a client's auth layer acts on
+//! (recorded in the audit log as the MCP handler records its refusals).
 
 use http::StatusCode;
 use http_body_util::BodyExt as _;
@@ -11,6 +12,7 @@ use hyper::body::Bytes;
 
 use super::sessions::BoundedSessions;
 use super::{Body, closing, plain};
+use crate::audit::Who;
 use crate::auth::{Gate, Principal};
 use crate::mcp::ToolServer;
 
@@ -21,6 +23,9 @@ pub(super) const SESSION: &str = "mcp-session-id";
 pub(super) struct Caller<'a> {
     gate: &'a Gate,
     principal: Principal,
+    /// The session the request names (its own: another's was refused),
+    /// for the audit record of a refusal.
+    session: Option<http::HeaderValue>,
 }
 
 /// The caller of the request with `parts` (`None` without a gate), now
@@ -36,14 +41,15 @@ pub(super) async fn admit<'a>(
         Ok(principal) => principal,
         Err(refusal) => return Err(closing(refusal.map(|body| body.boxed()))),
     };
-    let session = parts.headers.get(SESSION).and_then(|id| id.to_str().ok());
-    if session.is_some_and(|id| !sessions.belongs(id, &principal.key())) {
+    let session = parts.headers.get(SESSION).cloned();
+    let named = session.as_ref().and_then(|id| id.to_str().ok());
+    if named.is_some_and(|id| !sessions.belongs(id, &principal.key())) {
         // Word for word rmcp's answer for a session it does not have.
         return Err(plain(StatusCode::NOT_FOUND, "Not Found: Session not found".into()));
     }
     // For the handlers, in the `http::request::Parts` rmcp hands them.
     parts.extensions.insert(principal.clone());
-    Ok(Some(Caller { gate, principal }))
+    Ok(Some(Caller { gate, principal, session }))
 }
 
 impl Caller<'_> {
@@ -65,7 +71,40 @@ impl Caller<'_> {
         let name = call.params?.name;
         let needed = tools.scopes_of(&name)?;
         let refusal = self.gate.forbid(&self.principal, &name, &needed)?;
+        self.record_refusal(tools, &name, body);
         Some(refusal.map(|body| body.boxed()))
+    }
+
+    /// Writes the audit record of a call of `tool` (in `body`) refused for
+    /// a scope: the same the MCP handler writes for a refusal it answers.
+    fn record_refusal(&self, tools: &ToolServer, tool: &str, body: &Bytes) {
+        #[derive(Default, serde::Deserialize)]
+        struct Asked {
+            #[serde(default)]
+            id: serde_json::Value,
+            #[serde(default)]
+            params: Arguments,
+        }
+        #[derive(Default, serde::Deserialize)]
+        struct Arguments {
+            #[serde(default)]
+            arguments: serde_json::Value,
+        }
+        let audit = tools.runner().stats().audit();
+        if !audit.is_on() {
+            return;
+        }
+        // Parsed again, only here: a call that is let through keeps its
+        // arguments unread by this layer. The body parsed once already.
+        let asked = serde_json::from_slice::<Asked>(body).unwrap_or_default();
+        let arguments = match asked.params.arguments {
+            // As the handler has it: no arguments are `{}`.
+            serde_json::Value::Null => serde_json::Value::Object(Default::default()),
+            arguments => arguments,
+        };
+        let session = self.session.as_ref().map(|id| id.as_bytes());
+        let who = Who::of_request(Some(&self.principal), session, &asked.id);
+        audit.refused_now(who, tool, &arguments, "insufficient-scope");
     }
 
     /// Binds the session `response` (to an `initialize`) made, if any, to
