@@ -420,6 +420,113 @@ async fn an_issuer_that_never_answers_fails_closed_within_its_bound() {
     assert_eq!(send(&host, "GET", "/healthz", None, None, None).await.status, 200);
 }
 
+/// A loopback server whose every answer is `200` with a body that never
+/// ends: the start of a JSON object, then spaces, as fast as they are
+/// read. With `discovery`, its RFC 8414 discovery document is the one
+/// answer that ends (its `jwks_uri` and `introspection_endpoint` are then
+/// endless). Returns its URL, and how many connections the other side has
+/// hung up on mid-body.
+pub(crate) async fn endless_issuer(discovery: bool) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let document = json!({ "issuer": url, "jwks_uri": format!("{url}/jwks"),
+                           "introspection_endpoint": format!("{url}/introspect") });
+    let document = discovery.then(|| document.to_string());
+    let hung_up = Arc::new(AtomicUsize::new(0));
+    let counter = hung_up.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { continue };
+            tokio::spawn(answer_endlessly(stream, document.clone(), counter.clone()));
+        }
+    });
+    (url, hung_up)
+}
+
+/// Answers the requests on `stream`: the discovery `document` (if any) for
+/// its path, else a body without end, counting in `hung_up` when the
+/// other side closes it.
+async fn answer_endlessly(mut stream: TcpStream, document: Option<String>, hung_up: Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    loop {
+        // The request's head (a body, if any, is left unread).
+        let mut head = Vec::new();
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
+            let mut buf = [0; 4096];
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        let discovery = head.starts_with(b"GET /.well-known/oauth-authorization-server ");
+        if let Some(document) = document.as_ref().filter(|_| discovery) {
+            let length = document.len();
+            let answer = format!("HTTP/1.1 200 OK\r\ncontent-length: {length}\r\n\r\n{document}");
+            // The connection stays open, for the next request on it.
+            if stream.write_all(answer.as_bytes()).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        // No length: the body would end when the connection does.
+        let start =
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"keys\":";
+        let spaces = vec![b' '; 64 << 10];
+        let mut sent = stream.write_all(start.as_bytes()).await;
+        while sent.is_ok() {
+            sent = stream.write_all(&spaces).await;
+        }
+        hung_up.fetch_add(1, Ordering::SeqCst);
+        return;
+    }
+}
+
+/// Waits until the other side has hung up on `hung_up`'s server at least once.
+pub(crate) async fn wait_for_hang_up(hung_up: &AtomicUsize) {
+    let waited = async {
+        while hung_up.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, waited).await.expect("the host hung up on the endless body");
+}
+
+#[tokio::test]
+async fn an_issuer_that_answers_endlessly_fails_closed_within_its_bound() {
+    // An endless discovery document, then a good one naming an endless JWKS.
+    for discovery in [false, true] {
+        let (url, hung_up) = endless_issuer(discovery).await;
+        let host = host_for(&url).await;
+        let claims = json!({ "iss": url, "sub": "alice", "aud": RESOURCE, "exp": now() + 300 });
+        let started = Instant::now();
+        let answer = init(&host, &Key::new("k1").sign(&claims)).await;
+        let took = started.elapsed();
+        assert_refused(&answer, &host, Some("invalid_token"));
+        // Refused after 1 MiB, well before the 10 s bound (and 15 s is
+        // that bound with room for a loaded machine).
+        assert!(took < Duration::from_secs(15), "discovery {discovery}: took {took:?}");
+        let logged = host
+            .stderr
+            .wait_for("a log line about the issuer", |line| {
+                line.text().contains("cannot fetch the authorization server's keys")
+            })
+            .await;
+        let what = if discovery {
+            "its JWKS is larger than 1048576 bytes"
+        } else {
+            "its discovery document is larger than 1048576 bytes"
+        };
+        assert!(logged.text().contains(what), "discovery {discovery}: {logged}");
+        // The host stopped reading: it hung up on the body.
+        wait_for_hang_up(&hung_up).await;
+        // Meanwhile the host answers as ever.
+        assert_eq!(send(&host, "GET", "/healthz", None, None, None).await.status, 200);
+        let metadata =
+            send(&host, "GET", "/.well-known/oauth-protected-resource/mcp", None, None, None).await;
+        assert_eq!(metadata.status, 200, "{metadata:?}");
+    }
+}
+
 #[tokio::test]
 async fn auth_is_refused_without_http_and_without_a_resource() {
     let run = |args: Vec<String>| async move {

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::auth::{CLIENT_ID, CLIENT_SECRET, Issuer, Key, RESOURCE, assert_refused, init, send};
+use crate::auth::{
+    CLIENT_ID, CLIENT_SECRET, Issuer, Key, RESOURCE, assert_refused, endless_issuer, init, send,
+    wait_for_hang_up,
+};
 use crate::http_limits::HttpHost;
 
 /// A host that introspects opaque tokens at `issuer` with `secret`, plus `more` flags.
@@ -174,4 +177,34 @@ async fn a_hanging_introspection_endpoint_fails_closed_within_its_bound() {
     assert_eq!(issuer.introspections.load(Ordering::SeqCst), 0);
     // Meanwhile probes answer as ever.
     assert_eq!(send(&host, "GET", "/healthz", None, None, None).await.status, 200);
+}
+
+#[tokio::test]
+async fn an_introspection_endpoint_that_answers_endlessly_fails_closed_within_its_bound() {
+    let issuer = Issuer::start(&[]).await;
+    // Answers every request with a body that never ends.
+    let (endless, hung_up) = endless_issuer(false).await;
+    let endpoint = format!("{endless}/introspect");
+    let (host, _dir) = host_for(&issuer, CLIENT_SECRET, &["--auth-introspection-url", &endpoint]).await;
+    issuer.grant("opaque-valid", issuer.active("alice"));
+    let started = Instant::now();
+    let answer = init(&host, "opaque-valid").await;
+    let took = started.elapsed();
+    assert_cannot_check(&answer, &host);
+    // Refused after 64 KiB, within the 10 s bound (with room for a loaded machine).
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let logged = host
+        .stderr
+        .wait_for("a log line about the introspection", |line| {
+            line.text().contains("cannot introspect an access token")
+        })
+        .await;
+    assert!(logged.text().contains("the introspection answer is larger than 65536 bytes"), "{logged}");
+    // The host stopped reading: it hung up on the body.
+    wait_for_hang_up(&hung_up).await;
+    assert_eq!(issuer.introspections.load(Ordering::SeqCst), 0);
+    // Meanwhile the host answers as ever: its probe and its metadata.
+    assert_eq!(send(&host, "GET", "/healthz", None, None, None).await.status, 200);
+    let metadata = send(&host, "GET", "/.well-known/oauth-protected-resource/mcp", None, None, None).await;
+    assert_eq!(metadata.status, 200, "{metadata:?}");
 }
