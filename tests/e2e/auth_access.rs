@@ -64,7 +64,7 @@ pub(crate) fn asks() -> ClientCapabilities {
     ClientCapabilities::builder().enable_elicitation().build()
 }
 
-fn tasks() -> ClientCapabilities {
+pub(crate) fn tasks() -> ClientCapabilities {
     ClientCapabilities::builder().enable_elicitation().enable_tasks().build()
 }
 
@@ -318,7 +318,7 @@ pub(crate) async fn open(host: &impl Reachable, token: &str) -> String {
 }
 
 /// An id shaped like `id` that was never issued.
-fn uuid_like(id: &str) -> String {
+pub(crate) fn uuid_like(id: &str) -> String {
     id.chars().map(|c| if c.is_ascii_alphanumeric() { '0' } else { c }).collect()
 }
 
@@ -333,8 +333,8 @@ async fn host_status(host: &HttpHost) -> Value {
     json!({ "paused_calls": paused as u64 })
 }
 
-/// Polls Alice's task until `done` says its state is the one wanted.
-async fn poll(client: &Client, id: &str, done: impl Fn(&TaskPayload) -> bool) -> TaskPayload {
+/// Polls a task of `client`'s caller until `done` says its state is the one wanted.
+pub(crate) async fn poll(client: &Client, id: &str, done: impl Fn(&TaskPayload) -> bool) -> TaskPayload {
     let poll = async {
         loop {
             let task = client.peer().get_task(GetTaskParams::new(id)).await.unwrap().task;
