@@ -17,8 +17,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::auth::{Fairness, Principal, missing_scopes};
 
 /// The JSON-RPC error for a token that lacks a scope, where no HTTP `403`
-/// can say it (a follow-up, a task): in the range JSON-RPC leaves to
-/// servers.
+/// can say it (a task's requests, prompts, resources, completions; a
+/// `tools/call`, new or a follow-up, got its `403` from the HTTP layer
+/// already): in the range JSON-RPC leaves to servers.
 const INSUFFICIENT_SCOPE: ErrorCode = ErrorCode(-32003);
 
 /// Principals' tasks remembered before the ended ones are dropped.
