@@ -2,7 +2,8 @@
 //! record each, in every way a call can end (ok, tool error, cancelled,
 //! refused, declined, approved) — between a `start` and a `stop`, over
 //! stdio and over Streamable HTTP with a principal; never a token or an
-//! argument's value; and no record is lost when logrotate renames the file.
+//! argument's value; each `--watch` reload is recorded; and no record is
+//! lost when logrotate renames the file.
 
 use std::path::Path;
 
@@ -283,6 +284,41 @@ async fn a_call_paused_across_requests_or_run_as_a_task_is_one_record_when_it_en
     assert_eq!(calls(&all).len(), 1, "{all:#?}");
     the_call(&all, "echo", "ok");
     assert!(!std::fs::read_to_string(&log).unwrap().contains(SECRET));
+}
+
+#[tokio::test]
+async fn each_reload_under_watch_is_recorded_with_both_versions_and_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, tool) = (dir.path().join("audit.jsonl"), dir.path().join("tool.wasm"));
+    std::fs::copy(guest("demo"), &tool).unwrap();
+    let (tool_arg, log_arg) = (tool.display().to_string(), log.display().to_string());
+    let args = ["--component", &tool_arg, "--audit-log", &log_arg, "--watch", "--watch-interval", "20ms"];
+    let host = Host::start(Start { args: args.map(String::from).to_vec(), ..Start::new("demo", &[]) }).await;
+    // A change made before the watcher noted the file's version would be its first.
+    host.stderr
+        .wait_for_event("the watcher", |e| e.message() == "watching components for new versions")
+        .await;
+    let (demo, everything) =
+        (std::fs::read(guest("demo")).unwrap(), std::fs::read(guest("everything")).unwrap());
+    crate::watch::replace(&tool, &everything);
+    host.stderr.wait_for_event("the reload", |e| e.message() == "component reloaded").await;
+    crate::watch::replace(&tool, b"not a component");
+    host.stderr.wait_for_event("the refusal", |e| e.message().starts_with("reload refused")).await;
+    let all = records_after(host, &log).await;
+    assert_well_formed(&log, &all, &[]);
+
+    let reloads: Vec<&Value> = all.iter().filter(|r| r["event"] == "reload").collect();
+    assert_eq!(reloads.len(), 2, "{all:#?}");
+    assert_eq!(reloads[0]["component"], tool_arg);
+    assert_eq!(
+        (&reloads[0]["old_sha256"], &reloads[0]["new_sha256"], &reloads[0]["result"]),
+        (&json!(sha256(&demo)), &json!(sha256(&everything)), &json!("accepted"))
+    );
+    // Refused: the version still served is the one it came from.
+    assert_eq!(
+        (&reloads[1]["old_sha256"], &reloads[1]["new_sha256"], &reloads[1]["result"]),
+        (&json!(sha256(&everything)), &json!(sha256(b"not a component")), &json!("refused"))
+    );
 }
 
 #[tokio::test]
