@@ -286,7 +286,11 @@ async fn a_valid_token_calls_a_tool_and_requests_without_one_get_401_pointing_at
     let token = key.sign(&issuer.claims());
 
     // No token: POST, GET and DELETE alike.
-    assert_refused(&send(&host, "POST", "/mcp", None, None, Some(initialize())).await, &host, None);
+    let refused = send(&host, "POST", "/mcp", None, None, Some(initialize())).await;
+    assert_refused(&refused, &host, None);
+    // What to ask for: the scopes configured (--auth-scopes).
+    let challenge = refused.challenge.unwrap();
+    assert!(challenge.contains(", scope=\"tools:call\""), "{challenge}");
     assert_refused(&send(&host, "GET", "/mcp", None, Some("any"), None).await, &host, None);
     assert_refused(&send(&host, "DELETE", "/mcp", None, Some("any"), None).await, &host, None);
     // A token in the query string is refused, even a valid one.
@@ -327,6 +331,11 @@ async fn a_valid_token_calls_a_tool_and_requests_without_one_get_401_pointing_at
     // The same session without the token: refused.
     assert_refused(&send(&host, "POST", "/mcp", None, Some(&session), Some(call)).await, &host, None);
     assert!(!host.stderr.dump().contains(&token));
+    // Nor is the token, or its signature, in the metrics after the calls.
+    let metrics = send(&host, "GET", "/metrics", None, None, None).await;
+    assert!(metrics.status == 200 && metrics.body.contains("mcp_wasm_host_"), "{metrics:?}");
+    let signature = token.rsplit('.').next().unwrap();
+    assert!(!metrics.body.contains(&token) && !metrics.body.contains(signature), "{}", metrics.body);
 }
 
 #[tokio::test]
