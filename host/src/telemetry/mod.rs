@@ -3,12 +3,13 @@
 //!
 //! Off unless an endpoint is configured (`--otlp-endpoint`, or the
 //! standard `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`):
-//! then no layer is installed at all, so tracing costs nothing. When on,
-//! spans are batched and exported from the SDK's own thread over
-//! HTTP/protobuf with a bounded queue (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by
-//! default; spans past it are dropped, counted by the SDK), so a collector
-//! that is down or slow never slows a call and never grows memory. The
-//! rest is configured the standard way: `OTEL_SERVICE_NAME`,
+//! otherwise no layer is installed at all, so tracing costs nothing. When on,
+//! spans are batched and exported from the SDK's own thread with a bounded
+//! queue (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by default; spans past it are
+//! dropped, counted by the SDK), so a collector that is down or slow never
+//! slows a call and never grows memory. The protocol is HTTP/protobuf, or
+//! gRPC with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` (or `..._TRACES_PROTOCOL`).
+//! The rest is configured the standard way: `OTEL_SERVICE_NAME`,
 //! `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER(_ARG)`,
 //! `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`.
 //!
@@ -46,17 +47,74 @@ pub fn is_on() -> bool {
     ON.get().copied().unwrap_or(false)
 }
 
-/// The endpoint the user configured, if any: `flag`, else the standard
-/// environment variables.
-fn endpoint(flag: Option<&str>) -> Option<String> {
-    let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
-    if let Some(base) = flag {
-        return Some(format!("{}/v1/traces", base.trim_end_matches('/')));
+/// How spans travel to the collector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    /// OTLP/HTTP with protobuf bodies (`POST {endpoint}/v1/traces`).
+    HttpProtobuf,
+    /// OTLP/gRPC (`TraceService/Export` at the endpoint).
+    Grpc,
+}
+
+fn from_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.trim().is_empty())
+}
+
+/// The protocol the standard variables ask for: HTTP/protobuf unless
+/// `grpc` (the specification's default is either; most SDKs pick HTTP).
+fn protocol() -> Result<Protocol> {
+    let asked =
+        from_env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| from_env("OTEL_EXPORTER_OTLP_PROTOCOL"));
+    match asked.as_deref().map(str::trim) {
+        None | Some("http/protobuf") => Ok(Protocol::HttpProtobuf),
+        Some("grpc") => Ok(Protocol::Grpc),
+        Some(other) => anyhow::bail!(
+            "OTEL_EXPORTER_OTLP_PROTOCOL={}: this host exports over `http/protobuf` or `grpc`",
+            crate::log_text::escaped(other)
+        ),
     }
-    from_env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| {
-        from_env("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .map(|base| format!("{}/v1/traces", base.trim_end_matches('/')))
-    })
+}
+
+/// The endpoint the user configured, if any: `flag`, else the standard
+/// environment variables. A base endpoint gets `/v1/traces` over HTTP; a
+/// gRPC endpoint is used as it is.
+fn endpoint(flag: Option<&str>, protocol: Protocol) -> Option<String> {
+    let signal = |base: String| match protocol {
+        Protocol::HttpProtobuf => format!("{}/v1/traces", base.trim_end_matches('/')),
+        Protocol::Grpc => base,
+    };
+    if let Some(base) = flag {
+        return Some(signal(base.to_string()));
+    }
+    from_env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .or_else(|| from_env("OTEL_EXPORTER_OTLP_ENDPOINT").map(signal))
+}
+
+/// The span exporter for `protocol`. gRPC's client (tonic) needs a Tokio
+/// runtime for its connection: it gets a one-thread runtime of its own,
+/// kept for the process's life, so exports never run on the host's.
+fn exporter(endpoint: &str, protocol: Protocol) -> Result<SpanExporter> {
+    let built = match protocol {
+        Protocol::HttpProtobuf => SpanExporter::builder().with_http().with_endpoint(endpoint).build(),
+        Protocol::Grpc => {
+            static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+            let runtime = match RUNTIME.get() {
+                Some(runtime) => runtime,
+                None => {
+                    let made = tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(1)
+                        .thread_name("otlp-grpc")
+                        .enable_all()
+                        .build()
+                        .context("cannot start the gRPC exporter's runtime")?;
+                    RUNTIME.get_or_init(|| made)
+                }
+            };
+            let _inside = runtime.enter();
+            SpanExporter::builder().with_tonic().with_endpoint(endpoint).build()
+        }
+    };
+    built.with_context(|| format!("cannot export traces to {endpoint}"))
 }
 
 /// Starts exporting if an endpoint is configured: the layer to add to the
@@ -67,17 +125,16 @@ pub fn start<S>(flag: Option<&str>) -> Result<Option<(impl Layer<S>, Telemetry)>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
 {
-    let Some(endpoint) = endpoint(flag) else {
+    // The protocol matters only once there is an endpoint to export to.
+    let asked = protocol();
+    let Some(endpoint) = endpoint(flag, *asked.as_ref().unwrap_or(&Protocol::HttpProtobuf)) else {
         let _ = ON.set(false);
         return Ok(None);
     };
-    // reqwest (under the exporter) takes the TLS provider the host uses.
+    let protocol = asked?;
+    // reqwest and tonic (under the exporter) take the TLS provider the host uses.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let exporter = SpanExporter::builder()
-        .with_http()
-        .with_endpoint(endpoint.clone())
-        .build()
-        .with_context(|| format!("cannot export traces to {endpoint}"))?;
+    let exporter = exporter(&endpoint, protocol)?;
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the default name.
     let resource = if std::env::var_os("OTEL_SERVICE_NAME").is_some() {
         Resource::builder().build()
