@@ -6,13 +6,23 @@
 //! Events are recorded where they happen, through [`Metrics`], which
 //! [`crate::stats::Stats`] owns, so every layer that counts already has it.
 //! Levels are read from the live counters only when scraped ([`Levels`]).
+//!
+//! Beside the host's own (`mcp_wasm_host_*`), the two metrics of
+//! OpenTelemetry's MCP semantic conventions, under their Prometheus names:
+//! `mcp_server_operation_duration_seconds` (every request, by
+//! `mcp_method_name`, `gen_ai_tool_name` or `gen_ai_prompt_name`,
+//! `error_type`, `network_transport`, `mcp_protocol_version`) and
+//! `mcp_server_session_duration_seconds` (each Streamable HTTP session, from
+//! `initialize` to its close, expiry or eviction). Every label value comes
+//! from a bounded set: the methods, the tools and prompts the host serves,
+//! JSON-RPC error codes, and the protocol versions it negotiates.
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Registry, Unit};
 
 /// The content type of [`Metrics::render`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -35,6 +45,46 @@ struct ToolLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
     result: &'static str,
+}
+
+/// One MCP request, as `mcp.server.operation.duration` is labelled. A
+/// label without a value is left out, not written empty.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct McpOperation {
+    /// `mcp.method.name`.
+    pub method: &'static str,
+    /// `gen_ai.tool.name`: a tool the host serves, for `tools/call`.
+    pub tool: Option<String>,
+    /// `gen_ai.prompt.name`: a prompt the host serves, for `prompts/get`.
+    pub prompt: Option<String>,
+    /// `error.type`: the JSON-RPC error code, or `tool_error` for an `isError` result.
+    pub error_type: Option<String>,
+    /// `network.transport`: `tcp` (HTTP) or `pipe` (stdio).
+    pub transport: &'static str,
+    /// `mcp.protocol.version`, as negotiated.
+    pub protocol_version: Option<String>,
+}
+
+impl EncodeLabelSet for McpOperation {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> std::fmt::Result {
+        let optional = [
+            ("gen_ai_tool_name", &self.tool),
+            ("gen_ai_prompt_name", &self.prompt),
+            ("error_type", &self.error_type),
+            ("mcp_protocol_version", &self.protocol_version),
+        ];
+        let mut labels = vec![("mcp_method_name", self.method), ("network_transport", self.transport)];
+        labels.extend(optional.iter().filter_map(|(name, value)| Some((*name, value.as_deref()?))));
+        labels.encode(encoder)
+    }
+}
+
+/// The buckets OpenTelemetry's MCP conventions advise for both durations (seconds).
+const MCP_BUCKETS: [f64; 14] =
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+fn mcp_histogram() -> Histogram {
+    Histogram::new(MCP_BUCKETS)
 }
 
 /// Seconds, from 1 ms to about 9 minutes.
@@ -90,6 +140,8 @@ pub struct Metrics {
     approvals: Family<ResultLabels, Counter>,
     request_states: Family<ResultLabels, Counter>,
     audit: AuditCounters,
+    mcp_operations: Family<McpOperation, Histogram, fn() -> Histogram>,
+    mcp_sessions: Histogram,
     live_calls: Gauge,
     paused_calls: Gauge,
     open_client_requests: Gauge,
@@ -102,7 +154,24 @@ pub struct Metrics {
 
 impl Default for Metrics {
     fn default() -> Self {
-        let mut registry = Registry::with_prefix("mcp_wasm_host");
+        let mut root = Registry::default();
+        let mcp_operations =
+            Family::<McpOperation, Histogram, fn() -> Histogram>::new_with_constructor(mcp_histogram);
+        root.register_with_unit(
+            "mcp_server_operation_duration",
+            "MCP requests answered, by method, tool or prompt, and error (OpenTelemetry MCP semantic conventions)",
+            Unit::Seconds,
+            mcp_operations.clone(),
+        );
+        let mcp_sessions = mcp_histogram();
+        root.register_with_unit(
+            "mcp_server_session_duration",
+            "Streamable HTTP sessions ended (closed, expired or evicted), how long each lasted \
+             (OpenTelemetry MCP semantic conventions)",
+            Unit::Seconds,
+            mcp_sessions.clone(),
+        );
+        let registry = root.sub_registry_with_prefix("mcp_wasm_host");
         let calls = Family::<CallLabels, Counter>::default();
         registry.register("calls", "Tool calls finished, by tool and outcome", calls.clone());
         let call_seconds =
@@ -144,37 +213,38 @@ impl Default for Metrics {
             "Writes to the audit log that failed (retried; calls wait behind them)",
             audit.write_errors.clone(),
         );
-        let gauge = |registry: &mut Registry, name: &str, help: &str| {
+        let mut gauge = |name: &str, help: &str| {
             let gauge = Gauge::default();
             registry.register(name, help, gauge.clone());
             gauge
         };
+        let live_calls = gauge("live_calls", "Calls running or waiting: the call slots in use");
+        let paused_calls = gauge("paused_calls", "Calls waiting for the user");
+        let open_client_requests =
+            gauge("open_client_requests", "Requests to the client (elicitation, sampling) not yet answered");
+        let live_stores = gauge("live_stores", "Wasm stores alive");
+        let sessions = gauge("sessions", "Streamable HTTP sessions");
+        let draining = gauge("draining", "1 while draining after SIGTERM: new calls are refused");
+        let memory_bytes = gauge(
+            "memory_bytes",
+            "Memory live calls hold (memories, tables, header fields), counted against --max-total-memory",
+        );
+        let pool_resident_bytes = gauge(
+            "pool_resident_bytes",
+            "Memory the instance pool keeps resident of ended calls (released when idle)",
+        );
         Metrics {
-            live_calls: gauge(&mut registry, "live_calls", "Calls running or waiting: the call slots in use"),
-            paused_calls: gauge(&mut registry, "paused_calls", "Calls waiting for the user"),
-            open_client_requests: gauge(
-                &mut registry,
-                "open_client_requests",
-                "Requests to the client (elicitation, sampling) not yet answered",
-            ),
-            live_stores: gauge(&mut registry, "live_stores", "Wasm stores alive"),
-            sessions: gauge(&mut registry, "sessions", "Streamable HTTP sessions"),
-            draining: gauge(
-                &mut registry,
-                "draining",
-                "1 while draining after SIGTERM: new calls are refused",
-            ),
-            memory_bytes: gauge(
-                &mut registry,
-                "memory_bytes",
-                "Memory live calls hold (memories, tables, header fields), counted against --max-total-memory",
-            ),
-            pool_resident_bytes: gauge(
-                &mut registry,
-                "pool_resident_bytes",
-                "Memory the instance pool keeps resident of ended calls (released when idle)",
-            ),
-            registry,
+            registry: root,
+            live_calls,
+            paused_calls,
+            open_client_requests,
+            live_stores,
+            sessions,
+            draining,
+            memory_bytes,
+            pool_resident_bytes,
+            mcp_operations,
+            mcp_sessions,
             calls,
             call_seconds,
             stop_seconds,
@@ -217,6 +287,17 @@ impl Metrics {
         self.request_states.get_or_create(&ResultLabels { result }).inc();
     }
 
+    /// Records one MCP request answered (`mcp.server.operation.duration`).
+    pub fn mcp_operation_ended(&self, operation: &McpOperation, seconds: f64) {
+        self.mcp_operations.get_or_create(operation).observe(seconds);
+    }
+
+    /// The histogram of Streamable HTTP sessions' lifetimes
+    /// (`mcp.server.session.duration`), for the session table to observe.
+    pub fn mcp_sessions(&self) -> Histogram {
+        self.mcp_sessions.clone()
+    }
+
     /// The audit log's counters, for its writer.
     pub fn audit(&self) -> AuditCounters {
         self.audit.clone()
@@ -257,5 +338,29 @@ mod tests {
         assert!(text.contains("mcp_wasm_host_sessions 2"), "{text}");
         assert!(text.contains("mcp_wasm_host_memory_bytes 5242880"), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn mcp_operations_carry_the_conventions_labels_and_leave_out_the_empty_ones() {
+        let metrics = Metrics::default();
+        let call = McpOperation {
+            method: "tools/call",
+            tool: Some("echo".into()),
+            prompt: None,
+            error_type: None,
+            transport: "pipe",
+            protocol_version: Some("2025-11-25".into()),
+        };
+        metrics.mcp_operation_ended(&call, 0.004);
+        metrics
+            .mcp_operation_ended(&McpOperation { error_type: Some("-32602".into()), ..call.clone() }, 0.001);
+        metrics.mcp_sessions().observe(2.5);
+        let text = metrics.render(Levels::default());
+        let ok = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",network_transport="pipe",gen_ai_tool_name="echo",mcp_protocol_version="2025-11-25"} 1"#;
+        assert!(text.contains(ok), "{text}");
+        assert!(text.contains(r#"error_type="-32602""#), "{text}");
+        assert!(!text.contains(r#"gen_ai_prompt_name="""#), "{text}");
+        assert!(text.contains("mcp_server_session_duration_seconds_count 1"), "{text}");
+        assert!(text.contains("# UNIT mcp_server_operation_duration_seconds seconds"), "{text}");
     }
 }

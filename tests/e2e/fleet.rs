@@ -103,6 +103,24 @@ async fn health_readiness_and_metrics_answer_and_metrics_count_calls_by_tool_and
     assert!(text.contains("mcp_wasm_host_live_calls 0"), "{text}");
     assert!(text.contains("mcp_wasm_host_draining 0"), "{text}");
     assert!(text.contains("# TYPE mcp_wasm_host_stop_latency_seconds histogram"), "{text}");
+    // OpenTelemetry's MCP metrics, beside the host's own: each request by
+    // method and tool, and each session once it ends.
+    let operations = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",network_transport="tcp",gen_ai_tool_name="echo",mcp_protocol_version="#;
+    assert!(text.lines().any(|line| line.starts_with(operations) && line.ends_with(" 2")), "{text}");
+    assert!(text.contains("mcp_server_session_duration_seconds_count 0"), "{text}");
+    assert!((200..300).contains(&host.close_session(&session).await));
+    let text = get(&host, "/metrics").await.body;
+    assert!(text.contains("mcp_server_session_duration_seconds_count 1"), "the closed session: {text}");
+    // A refused call is counted with its error.
+    let session = host.open_session(json!({})).await;
+    host.request(&session, 1, "tools/call", json!({ "name": "echo", "arguments": { "text": 5 } })).await;
+    let text = get(&host, "/metrics").await.body;
+    assert!(
+        text.lines().any(|line| line.starts_with("mcp_server_operation_duration_seconds_count{")
+            && line.contains(r#"error_type="-32602""#)
+            && line.ends_with(" 1")),
+        "{text}"
+    );
     // Not found stays not found; MCP itself still checks the Host header.
     assert_eq!(get(&host, "/nothing").await.status, 404);
 }

@@ -88,7 +88,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let span = spans::request("resources/list", &context);
+        let span = spans::request("resources/list", &context, self.caller.shared.runner.stats().clone());
         spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
@@ -104,7 +104,8 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let span = spans::request("resources/templates/list", &context);
+        let span =
+            spans::request("resources/templates/list", &context, self.caller.shared.runner.stats().clone());
         spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
@@ -119,7 +120,7 @@ impl ServerHandler for ToolServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let span = spans::request("resources/read", &context);
+        let span = spans::request("resources/read", &context, self.caller.shared.runner.stats().clone());
         spans::resource(&span, &request.uri);
         spans::traced(span, async {
             if request.uri.starts_with(crate::component::HOST_SCHEME) {
@@ -136,7 +137,7 @@ impl ServerHandler for ToolServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let span = spans::request("resources/subscribe", &context);
+        let span = spans::request("resources/subscribe", &context, self.caller.shared.runner.stats().clone());
         spans::resource(&span, &request.uri);
         spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
@@ -208,7 +209,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let span = spans::request("prompts/list", &context);
+        let span = spans::request("prompts/list", &context, self.caller.shared.runner.stats().clone());
         spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
@@ -223,10 +224,10 @@ impl ServerHandler for ToolServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let span = spans::request("prompts/get", &context);
+        let mut span = spans::request("prompts/get", &context, self.caller.shared.runner.stats().clone());
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
         if tools.catalog.prompt(&request.name).is_some() {
-            spans::target(&span, "prompts/get", &request.name);
+            span.target(&request.name);
         }
         spans::traced(span, async { self.get_offered(request, &context).await.map(Into::into) }).await
     }
@@ -236,7 +237,7 @@ impl ServerHandler for ToolServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let span = spans::request("completion/complete", &context);
+        let span = spans::request("completion/complete", &context, self.caller.shared.runner.stats().clone());
         spans::traced(span, self.complete_offered(request, &context)).await
     }
 
@@ -245,7 +246,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let span = spans::request("tools/list", &context);
+        let span = spans::request("tools/list", &context, self.caller.shared.runner.stats().clone());
         spans::traced(span, async {
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
@@ -259,14 +260,17 @@ impl ServerHandler for ToolServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let span = spans::request("tools/call", &context);
-        let request_span = span.clone();
+        let stats = self.caller.shared.runner.stats().clone();
+        let mut traced = match request.request_state {
+            Some(_) => spans::follow_up(&context, stats),
+            None => spans::request("tools/call", &context, stats),
+        };
         let answer = async {
-            let span = request_span;
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+            let span = traced.span.clone();
             if let Some(needed) = tools.scopes_of(&request.name) {
                 // A tool the host serves: it names the span.
-                spans::target(&span, "tools/call", &request.name);
+                traced.target(&request.name);
                 // New calls and follow-ups alike (the HTTP layer answered 403
                 // already where it could).
                 if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
@@ -306,7 +310,7 @@ impl ServerHandler for ToolServer {
             mode::request::run(self, plan, &context, span).await
         }
         .await;
-        spans::ended(&span, &answer, spans::is_tool_error);
+        traced.ended(&answer, spans::is_tool_error);
         answer
     }
 

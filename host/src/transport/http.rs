@@ -181,7 +181,7 @@ async fn serve(
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(MAX_BODY)
         .with_cancellation_token(shutdown.child_token());
-    let sessions = Arc::new(BoundedSessions::new(options.max_sessions));
+    let sessions = Arc::new(BoundedSessions::new(options.max_sessions, stats.metrics().mcp_sessions()));
     sessions.reap_idle(options.idle_timeout, shutdown.clone());
     let tools = server.clone();
     let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);

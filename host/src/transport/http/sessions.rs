@@ -32,6 +32,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_core::Stream;
+use prometheus_client::metrics::histogram::Histogram;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::SessionId;
@@ -65,9 +66,14 @@ struct Table {
     sessions: HashMap<SessionId, Activity>,
     /// Sessions being created (counted against the cap before they have an id).
     reserved: usize,
+    /// `mcp.server.session.duration`: each session's life, observed when it
+    /// leaves the table.
+    durations: Option<Histogram>,
 }
 
 struct Activity {
+    /// When the session was made.
+    since: Instant,
     /// When a request last started or ended.
     last: Instant,
     /// Requests being answered (their response streams are open).
@@ -86,18 +92,29 @@ impl Table {
             .filter(|(_, activity)| activity.open == 0)
             .min_by_key(|(_, activity)| activity.last)?;
         let id = id.clone();
-        self.sessions.remove(&id);
+        self.remove(&id);
         Some(id)
+    }
+
+    /// Takes session `id` out of the table, recording how long it lasted.
+    fn remove(&mut self, id: &SessionId) {
+        if let Some(activity) = self.sessions.remove(id)
+            && let Some(durations) = &self.durations
+        {
+            durations.observe(activity.since.elapsed().as_secs_f64());
+        }
     }
 }
 
 impl BoundedSessions {
-    /// At most `max` sessions (at least one).
-    pub fn new(max: usize) -> Self {
+    /// At most `max` sessions (at least one); how long each lasted goes to
+    /// `durations`.
+    pub fn new(max: usize, durations: Histogram) -> Self {
         let mut inner = LocalSessionManager::default();
         // Idle sessions are closed by `reap_idle`, which knows a busy one.
         inner.session_config.keep_alive = None;
-        BoundedSessions { inner, table: Arc::default(), max: max.max(1) }
+        let table = Table { durations: Some(durations), ..Table::default() };
+        BoundedSessions { inner, table: Arc::new(Mutex::new(table)), max: max.max(1) }
     }
 
     /// Closes sessions idle for `idle_timeout`, until `shutdown`.
@@ -121,7 +138,7 @@ impl BoundedSessions {
                         .map(|(id, _)| id.clone())
                         .collect();
                     for id in &idle {
-                        table.sessions.remove(id);
+                        table.remove(id);
                     }
                     idle
                 };
@@ -261,7 +278,8 @@ impl SessionManager for BoundedSessions {
         }
         let (id, transport) = self.inner.create_session().await?;
         // Busy until its `initialize` is answered, so no one evicts it first.
-        let activity = Activity { last: Instant::now(), open: 1, owner: None };
+        let now = Instant::now();
+        let activity = Activity { since: now, last: now, open: 1, owner: None };
         self.table.lock().unwrap().sessions.insert(id.clone(), activity);
         Ok((id, transport))
     }
@@ -281,7 +299,7 @@ impl SessionManager for BoundedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.table.lock().unwrap().sessions.remove(id);
+        self.table.lock().unwrap().remove(id);
         Ok(self.inner.close_session(id).await?)
     }
 
