@@ -226,6 +226,19 @@ pub enum Decline {
     Failed(String),
 }
 
+impl Decline {
+    /// A short name for traces: `declined` (no, or dismissed), `expired`,
+    /// `cancelled`, or `cannot-ask`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Decline::Declined | Decline::Dismissed => "declined",
+            Decline::NoAnswer(_) => "expired",
+            Decline::Cancelled => "cancelled",
+            _ => "cannot-ask",
+        }
+    }
+}
+
 /// What the user's answer to an approval question means: `Ok` only for an
 /// accepted form with `approve: true`.
 pub fn verdict(answer: &ElicitResult) -> Result<(), Decline> {

@@ -68,6 +68,10 @@ pub struct PausedState {
     pub answered: Vec<Answered>,
     /// The question the client is answering now.
     pub pending: Pending,
+    /// The W3C `traceparent` of the request that paused the call, so the
+    /// follow-up's span joins its trace on whichever replica it lands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// One question the user answered.
@@ -207,7 +211,7 @@ impl StateKeys {
     /// this replica.
     pub fn paused(&self, answered: Vec<Answered>, pending: Pending) -> PausedState {
         let nonce = uuid::Uuid::new_v4().simple().to_string();
-        PausedState { origin: self.replica.clone(), nonce, answered, pending }
+        PausedState { origin: self.replica.clone(), nonce, answered, pending, trace: None }
     }
 
     /// Seals `state` for `binding`, valid for `lease`.

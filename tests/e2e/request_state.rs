@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::harness::{Event, Host, Start, approval_answer, files_in, params, text_of};
 
 /// A key file in `dir` holding `secrets`, one per line.
-fn key_file(dir: &Path, name: &str, secrets: &[&str]) -> PathBuf {
+pub(crate) fn key_file(dir: &Path, name: &str, secrets: &[&str]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, secrets.join("\n")).unwrap();
     #[cfg(unix)]
@@ -25,7 +25,7 @@ fn key_file(dir: &Path, name: &str, secrets: &[&str]) -> PathBuf {
     path
 }
 
-const KEY: &str = "first-test-state-key-of-forty-bytes-long";
+pub(crate) const KEY: &str = "first-test-state-key-of-forty-bytes-long";
 const OTHER_KEY: &str = "other-test-state-key-of-forty-bytes-long";
 
 /// A 2026-07-28 host serving the demo with `key` and `extra` flags.

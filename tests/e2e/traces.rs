@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
@@ -39,6 +41,28 @@ impl Receiver {
         .await
     }
 
+    /// Serves OTLP/gRPC (the official `TraceService`) on a free loopback
+    /// port; returns its URL.
+    async fn start_grpc(&self) -> String {
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::service::TowerToHyperService;
+        use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let service = TraceServiceServer::new(self.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let service = TowerToHyperService::new(service.clone());
+                tokio::spawn(async move {
+                    let http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                    let _ = http2.serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        url
+    }
+
     /// Waits until a span named `name` has arrived; returns it.
     async fn span(&self, name: &str) -> Span {
         let deadline = tokio::time::Instant::now() + PATIENCE;
@@ -47,6 +71,20 @@ impl Receiver {
                 return span.clone();
             }
             assert!(tokio::time::Instant::now() < deadline, "no span {name}: {:?}", self.names());
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until `count` spans named `name` have arrived; returns them.
+    async fn at_least(&self, count: usize, name: &str) -> Vec<Span> {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let named: Vec<Span> =
+                self.spans.lock().unwrap().iter().filter(|span| span.name == name).cloned().collect();
+            if named.len() >= count {
+                return named;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{count} of {name}: {:?}", self.names());
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
@@ -63,6 +101,23 @@ impl Receiver {
             .filter(|span| span.parent_span_id == parent.span_id)
             .map(|span| (span.name.clone(), span.clone()))
             .collect()
+    }
+}
+
+#[tonic::async_trait]
+impl opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceService for Receiver {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let received = request
+            .into_inner()
+            .resource_spans
+            .into_iter()
+            .flat_map(|resource| resource.scope_spans)
+            .flat_map(|scope| scope.spans);
+        self.spans.lock().unwrap().extend(received);
+        Ok(tonic::Response::new(ExportTraceServiceResponse { partial_success: None }))
     }
 }
 
@@ -131,13 +186,8 @@ async fn a_call_joins_the_clients_trace_with_the_conventions_names_and_its_guest
 
     // A request with no traceparent starts a trace of its own.
     host.call("echo", json!({ "text": "untraced" })).await.unwrap();
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while receiver.spans.lock().unwrap().iter().filter(|span| span.name == "tools/call echo").count() < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "{:?}", receiver.names());
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let spans = receiver.spans.lock().unwrap().clone();
-    let second = spans.iter().filter(|span| span.name == "tools/call echo").nth(1).unwrap();
+    let spans = receiver.at_least(2, "tools/call echo").await;
+    let second = &spans[1];
     assert_ne!(hex(&second.trace_id), TRACE_ID);
     assert!(second.parent_span_id.is_empty(), "a root span");
 }
@@ -159,9 +209,14 @@ async fn a_cancelled_call_shows_the_forced_stop_and_the_cleanup_and_a_refusal_is
     handle.cancel(Some("test cancels".into())).await.unwrap();
     host.call_ended("spin").await;
     let call = receiver.span("tools/call spin").await;
+    assert_eq!(attribute(&call, "error.type").as_deref(), Some("cancelled"), "the client cancelled it");
     let guest = receiver.span("guest").await;
     assert_eq!(guest.parent_span_id, call.span_id);
     assert_eq!(attribute(&guest, "forced").as_deref(), Some("true"), "the host stopped it");
+    let forced = receiver.span("forced stop").await;
+    assert_eq!(forced.parent_span_id, guest.span_id, "the forced stop is the guest run's child");
+    assert_eq!(attribute(&forced, "reason").as_deref(), Some("client-cancelled"));
+    assert!(attribute(&guest, "fuel_used").is_some_and(|fuel| fuel.parse::<u64>().unwrap() > 0), "{guest:?}");
     let cleanup = receiver.span("cleanup").await;
     assert_eq!(cleanup.parent_span_id, call.span_id, "the cleanup is the call's child");
     assert_eq!(attribute(&cleanup, "reason").as_deref(), Some("client-cancelled"));
@@ -193,6 +248,43 @@ async fn a_tools_log_records_are_events_of_its_guest_span() {
     );
 }
 
+/// `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: the same spans reach a collector
+/// over OTLP/gRPC, with the service name from `OTEL_SERVICE_NAME`; an
+/// unknown protocol stops the start, saying which it can use.
+#[tokio::test]
+async fn spans_go_over_grpc_when_the_standard_variable_asks() {
+    let receiver = Receiver::default();
+    let url = receiver.start_grpc().await;
+    let mut start = Start::new("demo", &[]);
+    for (name, value) in [
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+    ] {
+        start.env.push((name.into(), value.into()));
+    }
+    let host = Host::start(start).await;
+    host.client
+        .peer()
+        .call_tool(with_traceparent(params("echo", json!({ "text": "over gRPC" }))))
+        .await
+        .unwrap();
+    let request = receiver.span("tools/call echo").await;
+    assert_eq!(hex(&request.trace_id), TRACE_ID);
+    assert_eq!(receiver.span("guest").await.parent_span_id, request.span_id);
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-wasm-host"))
+        .args(["--component", "/nonexistent.wasm"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("OTEL_EXPORTER_OTLP_PROTOCOL=http/json") && said.contains("`grpc`"), "{said}");
+}
+
 /// A collector that accepts connections and never answers: calls go on as
 /// usual, and the host's memory does not grow with the spans it cannot send
 /// (the batch queue is bounded; spans past it are dropped).
@@ -209,7 +301,22 @@ async fn a_collector_that_never_answers_slows_no_call_and_grows_no_memory() {
             }
         });
     }
-    let mut start = Start::new("demo", &["--otlp-endpoint", &url]);
+    ten_thousand_calls_in_flat_memory(&url).await;
+    assert!(!held.lock().unwrap().is_empty(), "the host did try to export");
+}
+
+/// A collector that is down (nothing listens on its port): the same.
+#[tokio::test]
+async fn a_collector_that_is_down_slows_no_call_and_grows_no_memory() {
+    let port = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
+    // The listener is dropped: connections to the port are refused.
+    ten_thousand_calls_in_flat_memory(&format!("http://127.0.0.1:{port}")).await;
+}
+
+/// 10 000 calls with spans exported to `url` every 10 ms: each succeeds,
+/// and resident memory after the first 500 grows by less than 16 MiB.
+async fn ten_thousand_calls_in_flat_memory(url: &str) {
+    let mut start = Start::new("demo", &["--otlp-endpoint", url]);
     start.env.push(("OTEL_BSP_SCHEDULE_DELAY".into(), "10".into()));
     let host = Host::start(start.log("warn")).await;
     let pid = host.child.id().unwrap();
@@ -224,8 +331,73 @@ async fn a_collector_that_never_answers_slows_no_call_and_grows_no_memory() {
     };
     calls(500).await;
     let warmed = crate::harness::rss_kib(pid);
-    calls(2000).await;
+    calls(9500).await;
     let after = crate::harness::rss_kib(pid);
     assert!(after < warmed + 16 * 1024, "resident memory grew from {warmed} KiB to {after} KiB");
-    assert!(!held.lock().unwrap().is_empty(), "the host did try to export");
+}
+
+/// A paused call's follow-up lands on another replica (the same state key):
+/// its span joins the trace of the request that paused the call, sealed in
+/// the `requestState`: a child of that request's span when the follow-up
+/// brings no trace context, else the client's child, linked to it.
+#[tokio::test]
+async fn a_follow_up_on_another_replica_joins_the_trace_of_the_paused_request() {
+    use crate::request_state::{KEY, key_file};
+    use rmcp::model::CallToolResponse;
+
+    let dir = tempfile::tempdir().unwrap();
+    let key = key_file(dir.path(), "state.key", &[KEY]);
+    let receiver = Receiver::default();
+    let url = receiver.start().await;
+    let replica = || {
+        let mut start =
+            Start::new("demo", &["--state-key-file", key.to_str().unwrap(), "--otlp-endpoint", &url])
+                .discover();
+        start.env.push(("OTEL_BSP_SCHEDULE_DELAY".into(), "50".into()));
+        Host::start(start)
+    };
+    let (asking, answering) = (replica().await, replica().await);
+    let call = || params("delete_records", json!({ "table": "users" }));
+    let pause = |response: CallToolResponse| {
+        let CallToolResponse::InputRequired(paused) = response else {
+            panic!("expected a pause: {response:?}")
+        };
+        let (question, _) = paused.input_requests.unwrap().into_iter().next().unwrap();
+        (question, paused.request_state.unwrap())
+    };
+
+    // Paused in the client's trace; the follow-up brings no context.
+    let (question, state) = pause(asking.client.call_tool_once(with_traceparent(call())).await.unwrap());
+    let follow_up = call()
+        .with_input_responses(crate::harness::approval_answer(&question, true))
+        .with_request_state(state);
+    let done = answering.client.call_tool_once(follow_up).await.unwrap();
+    assert!(matches!(done, CallToolResponse::Complete(_)), "{done:?}");
+    let spans = receiver.at_least(2, "tools/call delete_records").await;
+    let paused =
+        spans.iter().find(|span| hex(&span.parent_span_id) == CLIENT_SPAN).expect("the pausing span");
+    let resumed = spans.iter().find(|span| span.span_id != paused.span_id).unwrap();
+    assert_eq!(hex(&resumed.trace_id), TRACE_ID, "the follow-up joins the paused call's trace");
+    assert_eq!(resumed.parent_span_id, paused.span_id, "as the pausing request's child");
+    // The call ran on the answering replica, under the follow-up's span.
+    let guest = receiver.span("guest").await;
+    assert_eq!(guest.parent_span_id, resumed.span_id);
+
+    // A follow-up with a trace context of its own keeps it and links to the pause.
+    let (question, state) = pause(asking.client.call_tool_once(call()).await.unwrap());
+    let own_trace = "0af7651916cd43dd8448eb211c80319c";
+    let mut follow_up = call()
+        .with_input_responses(crate::harness::approval_answer(&question, true))
+        .with_request_state(state);
+    let mut meta = serde_json::Map::new();
+    meta.insert("traceparent".into(), json!(format!("00-{own_trace}-b7ad6b7169203331-01")));
+    follow_up.meta = Some(RequestMetaObject(MetaObject(meta)));
+    answering.client.call_tool_once(follow_up).await.unwrap();
+    let spans = receiver.at_least(4, "tools/call delete_records").await;
+    let linked = spans.iter().find(|span| hex(&span.trace_id) == own_trace).expect("the follow-up's span");
+    let link = linked.links.first().expect("a link to the pausing request");
+    let pausing =
+        spans.iter().find(|span| span.span_id == link.span_id).expect("the linked span was exported");
+    assert_eq!(link.trace_id, pausing.trace_id);
+    assert!(pausing.parent_span_id.is_empty(), "the pause was a root span of its own trace");
 }

@@ -396,6 +396,8 @@ async def test_an_approved_call_with_a_question_is_one_trace_from_the_client_to_
     assert call.status.code != Status.STATUS_CODE_ERROR, call.status
 
     approval = receiver.one("approval", under=call)
+    got = attributes(approval)
+    assert (got.get("mcp.method.name"), got.get("verdict")) == ("elicitation/create", "approved"), got
     slot = receiver.one("wait for a slot", under=call)
     guest = receiver.one("guest", under=call)
     question = receiver.one("elicitation/create", under=guest)

@@ -5,6 +5,8 @@
 
 use rmcp::model::{CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde_json::Value;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use super::{AskError, CallChannel, Question};
 use crate::cancellation::CallCancellation;
@@ -36,7 +38,8 @@ impl CallChannel {
             }
             _ => None,
         };
-        let answer = self.ask(Question::Elicit(Box::new(params)), cancellation).await?;
+        let asking = self.ask(Question::Elicit(Box::new(params)), cancellation);
+        let answer = traced("elicitation/create", asking).await?;
         self.check_answer_size(&answer)?;
         let result: ElicitResult = serde_json::from_value(answer)
             .map_err(|err| AskError::Client(format!("malformed answer to the elicitation: {err}")))?;
@@ -57,7 +60,8 @@ impl CallChannel {
         params: CreateMessageRequestParams,
         cancellation: &CallCancellation,
     ) -> Result<Value, AskError> {
-        let answer = self.ask(Question::Sample(Box::new(params)), cancellation).await?;
+        let asking = self.ask(Question::Sample(Box::new(params)), cancellation);
+        let answer = traced("sampling/createMessage", asking).await?;
         self.check_answer_size(&answer)?;
         Ok(answer)
     }
@@ -70,4 +74,33 @@ impl CallChannel {
             Err(_) => Err(AskError::AnswerTooLarge { limit: self.caps.answer }),
         }
     }
+}
+
+/// Asks within a span of its own, a child of the call's guest span: a
+/// client span named by the request's method, with how the question ended.
+async fn traced(
+    method: &'static str,
+    asking: impl Future<Output = Result<Value, AskError>>,
+) -> Result<Value, AskError> {
+    let span = tracing::info_span!(
+        "question",
+        otel.name = method,
+        otel.kind = "client",
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        outcome = Empty,
+        error.type = Empty,
+    );
+    let answer = asking.instrument(span.clone()).await;
+    let outcome = match &answer {
+        Ok(_) => "answered",
+        Err(AskError::Cancelled) => "cancelled",
+        Err(AskError::TimedOut) => "timed-out",
+        Err(_) => "failed",
+    };
+    span.record("outcome", outcome);
+    if answer.is_err() {
+        crate::telemetry::spans::failed(&span, outcome);
+    }
+    answer
 }

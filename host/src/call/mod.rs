@@ -177,7 +177,11 @@ impl CallRunner {
         if let Some(question) = approval
             && let Err(outcome) =
                 Box::pin(self.await_approval(question, &mut channel, &cancellation, &signals))
-                    .instrument(tracing::info_span!("approval"))
+                    .instrument(tracing::info_span!(
+                        "approval",
+                        mcp.method.name = "elicitation/create",
+                        verdict = Empty
+                    ))
                     .await
         {
             let outcome = outcome.or_handed_off(&handed_off);
@@ -223,7 +227,8 @@ impl CallRunner {
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let tier = if component.baseline.is_some() { "baseline" } else { "optimized" };
-        let guest_span = tracing::info_span!("guest", tier, outcome = Empty, forced = Empty);
+        let guest_span =
+            tracing::info_span!("guest", tier, outcome = Empty, forced = Empty, fuel_used = Empty);
         let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead } =
             Box::pin(self.run_guest(&call, &operation, stop, *channel, turn))
                 .instrument(guest_span.clone())
@@ -284,6 +289,9 @@ impl CallRunner {
         let stop = tokio::select! {
             biased;
             verdict = asking.as_mut() => {
+                // The approval span's: approved, or how the user declined.
+                let said = verdict.as_ref().map_or_else(|decline| decline.label(), |()| "approved");
+                tracing::Span::current().record("verdict", said);
                 return verdict.map(|()| signals.approved.cancel()).map_err(CallOutcome::Declined);
             }
             () = self.shutdown.cancelled() => StopReason::Shutdown,
@@ -293,6 +301,7 @@ impl CallRunner {
         };
         // Flipping the call's cancellation makes the question withdraw itself.
         cancellation.cancel(stop);
+        tracing::Span::current().record("verdict", "stopped");
         let _ = asking.await;
         Err(CallOutcome::Stopped(stop))
     }
@@ -354,6 +363,10 @@ impl CallRunner {
             self.interrupt_guests();
         };
         let (result, mut guest) = stop_or_finish(task, cancellation, stop, force_stop).await;
+        if let Some(fuel) = guest.fuel_used(budget.fuel) {
+            // As an integer: OpenTelemetry has no unsigned attributes.
+            tracing::Span::current().record("fuel_used", i64::try_from(fuel).unwrap_or(i64::MAX));
+        }
         if let Some(took) = guest.instantiated_in() {
             component.ahead.note_instantiation(took);
         }

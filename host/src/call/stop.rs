@@ -5,10 +5,12 @@
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::cancellation::CallCancellation;
 use crate::contract::types::StopReason;
 use crate::sandbox::guest_pool::GuestTask;
+use crate::wit::types::stop_reason_name;
 
 /// What can stop a call from outside, besides the host shutting down.
 #[derive(Clone, Debug, Default)]
@@ -84,7 +86,11 @@ pub(super) async fn stop_or_finish<T: Send + 'static, S: Send + 'static>(
         return done;
     }
     // Did not return in time: stopped by force, whatever it did meanwhile.
-    force_stop();
-    let (_, store) = guest.await;
+    let forcing = async {
+        force_stop();
+        guest.await
+    };
+    let (_, store) =
+        forcing.instrument(tracing::info_span!("forced stop", reason = stop_reason_name(reason))).await;
     (None, store)
 }

@@ -252,6 +252,13 @@ impl Guest {
         code.cleanup(&mut self.store, &instance, call_id, reason).await
     }
 
+    /// Fuel the call burnt of the `given` it started with (none when the
+    /// engine does not meter fuel).
+    pub fn fuel_used(&self, given: Option<u64>) -> Option<u64> {
+        let left = self.store.get_fuel().ok()?;
+        Some(given?.saturating_sub(left))
+    }
+
     /// The store's data.
     pub fn state(&mut self) -> &mut CallState {
         self.store.data_mut()

@@ -55,3 +55,29 @@ impl Extractor for Headers<'_> {
         self.0.keys().map(http::HeaderName::as_str).collect()
     }
 }
+
+/// The context a `traceparent` names (one this host wrote: the sealed
+/// state of a paused call); an empty one if it is not valid.
+pub fn from_traceparent(traceparent: &str) -> opentelemetry::Context {
+    let carrier = std::collections::HashMap::from([("traceparent".to_string(), traceparent.to_string())]);
+    TraceContextPropagator::new().extract(&Bounded(&carrier))
+}
+
+/// The `traceparent` of `context`'s span, if it has a valid one.
+pub fn traceparent_of(context: &opentelemetry::Context) -> Option<String> {
+    let mut carrier = std::collections::HashMap::new();
+    TraceContextPropagator::new().inject_context(context, &mut carrier);
+    carrier.remove("traceparent")
+}
+
+struct Bounded<'a>(&'a std::collections::HashMap<String, String>);
+
+impl Extractor for Bounded<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        bounded(key, self.0.get(key).map(String::as_str))
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(String::as_str).collect()
+    }
+}

@@ -61,7 +61,7 @@ pub(in crate::mcp) async fn resume(
     span: tracing::Span,
 ) -> Result<CallToolResponse, McpError> {
     if let Some(keys) = &server.caller.shared.state_keys {
-        let (mut plan, book) = sealed::reopen(server, keys, state, request, context).await?;
+        let (mut plan, book) = sealed::reopen(server, keys, state, request, context, &span).await?;
         // The call runs again here: it takes a slot of the caller's share.
         plan.share = access::share(server.caller.shared.fairness.as_ref(), context)?;
         return launch(server, plan, context, span, book).await;
@@ -85,7 +85,8 @@ async fn launch(
     let (done_tx, done) = oneshot::channel();
     let signals = CallSignals::default();
     let caller = server.caller.clone();
-    let sealing = caller.shared.state_keys.clone().map(|keys| sealed::Sealing::new(keys, &plan, context));
+    let sealing =
+        caller.shared.state_keys.clone().map(|keys| sealed::Sealing::new(keys, &plan, context, &span));
     let rounds = RoundTrips {
         pauses: pauses_tx,
         book: sealing.is_some().then_some(book),

@@ -24,17 +24,25 @@ use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
 use crate::request_state::{Answered, Binding, Pending, StateKeys};
 use crate::stats::Stats;
+use crate::telemetry::spans;
 
-/// How a call's pauses are sealed: the keys, and the call they are bound to.
+/// How a call's pauses are sealed: the keys, the call they are bound to,
+/// and the trace of the request that runs it.
 pub(super) struct Sealing {
     keys: Arc<StateKeys>,
     binding: Binding,
+    trace: Option<String>,
 }
 
 impl Sealing {
-    /// Sealing for `plan`, called by `context`'s client.
-    pub(super) fn new(keys: Arc<StateKeys>, plan: &CallPlan, context: &RequestContext<RoleServer>) -> Self {
-        Sealing { keys, binding: binding(plan, context) }
+    /// Sealing for `plan`, called by `context`'s client in `span`.
+    pub(super) fn new(
+        keys: Arc<StateKeys>,
+        plan: &CallPlan,
+        context: &RequestContext<RoleServer>,
+        span: &tracing::Span,
+    ) -> Self {
+        Sealing { keys, binding: binding(plan, context), trace: spans::traceparent(span) }
     }
 
     /// Drives `execution` for the request whose cancellation is `request`:
@@ -54,7 +62,8 @@ impl Sealing {
     /// Seals the call's state at `pause` into the result, and stops the call.
     fn hand_off(&self, execution: &Execution, pause: Pause, stats: &Stats) -> CallToolResponse {
         let Pause { key, request, question, answered, answer, lease } = pause;
-        let state = self.keys.paused(answered, Pending { question, key: key.clone() });
+        let mut state = self.keys.paused(answered, Pending { question, key: key.clone() });
+        state.trace = self.trace.clone();
         let sealed = self.keys.seal(&state, &self.binding, lease);
         // Nobody answers here: dropping the answer's sender ends the
         // guest's wait, and the signal says why the call stops.
@@ -79,13 +88,15 @@ impl Sealing {
 /// Opens the sealed `state` a follow-up `request` carries: the follow-up's
 /// call (routed and checked like a new one) and the answers to replay, the
 /// one it brings last. A state that fails its seal for this call, expired,
-/// or was redeemed here already is refused, saying which.
+/// or was redeemed here already is refused, saying which. The follow-up's
+/// `span` joins the trace of the request that paused the call.
 pub(super) async fn reopen(
     server: &ToolServer,
     keys: &StateKeys,
     state: &str,
     mut request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
+    span: &tracing::Span,
 ) -> Result<(CallPlan, AnswerBook), McpError> {
     let responses = request.input_responses.take();
     let shared = &server.caller.shared;
@@ -96,6 +107,7 @@ pub(super) async fn reopen(
         tracing::info!(tool = %plan.spec().name, "follow-up refused: {err}");
         McpError::invalid_params(err.to_string(), None)
     })?;
+    spans::continues(span, state.trace.as_deref());
     let same = state.origin == keys.replica();
     metrics.request_state(if same { "resumed-same-replica" } else { "resumed-other-replica" });
     tracing::info!(
