@@ -105,6 +105,16 @@ impl HttpHost {
         session: Option<&str>,
         message: &Value,
     ) -> Result<hyper::Response<Incoming>, hyper::Error> {
+        self.try_send_with(session, message, &[]).await
+    }
+
+    /// [`Self::try_send`] with `headers` added to the request.
+    async fn try_send_with(
+        &self,
+        session: Option<&str>,
+        message: &Value,
+        headers: &[(&str, &str)],
+    ) -> Result<hyper::Response<Incoming>, hyper::Error> {
         let stream = TcpStream::connect(self.addr).await.expect("connecting to the host");
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("HTTP handshake");
@@ -116,13 +126,26 @@ impl HttpHost {
         if let Some(session) = session {
             request = request.header("mcp-session-id", session).header("mcp-protocol-version", VERSION);
         }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         let request = request.body(Full::new(Bytes::from(message.to_string()))).unwrap();
         tokio::time::timeout(PATIENCE, sender.send_request(request)).await.expect("the host answered in time")
     }
 
     /// Sends `message` and reads the whole reply.
     pub(crate) async fn post(&self, session: Option<&str>, message: Value) -> Reply {
-        let response = self.send(session, &message).await;
+        self.post_with(session, message, &[]).await
+    }
+
+    /// [`Self::post`] with `headers` added to the request.
+    pub(crate) async fn post_with(
+        &self,
+        session: Option<&str>,
+        message: Value,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let response = self.try_send_with(session, &message, headers).await.expect("an HTTP response");
         let status = response.status().as_u16();
         let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
         let body = tokio::time::timeout(PATIENCE, response.into_body().collect())

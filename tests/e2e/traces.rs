@@ -248,6 +248,43 @@ async fn a_tools_log_records_are_events_of_its_guest_span() {
     );
 }
 
+/// Over Streamable HTTP the trace context may come in the request's
+/// headers; when `params._meta` carries one too, `_meta` wins (it is per
+/// message), and the span says `network.transport` `tcp` and its session.
+#[tokio::test]
+async fn over_http_the_headers_carry_the_trace_context_and_meta_wins() {
+    let receiver = Receiver::default();
+    let url = receiver.start().await;
+    let host = crate::http_limits::HttpHost::start(&["--otlp-endpoint", &url]).await;
+    let session = host.open_session(json!({})).await;
+    let header = format!("00-{TRACE_ID}-{CLIENT_SPAN}-01");
+    let call = |id: u64, text: &str, meta: Option<&str>| {
+        let mut params = json!({ "name": "echo", "arguments": { "text": text } });
+        if let Some(traceparent) = meta {
+            params["_meta"] = json!({ "traceparent": traceparent });
+        }
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+    };
+    let by_header =
+        host.post_with(Some(&session), call(1, "header", None), &[("traceparent", &header)]).await;
+    assert_eq!(by_header.answer(1)["result"]["isError"], false, "{by_header:?}");
+    let meta_trace = "0af7651916cd43dd8448eb211c80319c";
+    let meta = format!("00-{meta_trace}-b7ad6b7169203331-01");
+    let both =
+        host.post_with(Some(&session), call(2, "both", Some(&meta)), &[("traceparent", &header)]).await;
+    assert_eq!(both.answer(2)["result"]["isError"], false, "{both:?}");
+
+    // The batch goes at the SDK's default delay (5 s) here.
+    let spans = receiver.at_least(2, "tools/call echo").await;
+    let from_header = spans.iter().find(|span| hex(&span.trace_id) == TRACE_ID).expect("the header's trace");
+    assert_eq!(hex(&from_header.parent_span_id), CLIENT_SPAN);
+    assert_eq!(attribute(from_header, "network.transport").as_deref(), Some("tcp"));
+    assert_eq!(attribute(from_header, "mcp.session.id").as_deref(), Some(session.as_str()));
+    let from_meta = spans.iter().find(|span| span.span_id != from_header.span_id).unwrap();
+    assert_eq!(hex(&from_meta.trace_id), meta_trace, "_meta wins over the header");
+    assert_eq!(hex(&from_meta.parent_span_id), "b7ad6b7169203331");
+}
+
 /// `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: the same spans reach a collector
 /// over OTLP/gRPC, with the service name from `OTEL_SERVICE_NAME`; an
 /// unknown protocol stops the start, saying which it can use.
