@@ -120,15 +120,6 @@ impl AuditLog {
         }
     }
 
-    /// [`AuditLog::refused`], from where nothing can wait (the HTTP layer,
-    /// answering `403 insufficient_scope`): the record is queued at once if
-    /// there is room, else as soon as there is (never dropped).
-    pub fn refused_now(&self, who: Who, tool: &str, arguments: &Value, reason: &'static str) {
-        if self.inner.is_some() {
-            self.push_now(refusal(&who, tool, arguments, reason));
-        }
-    }
-
     /// Records a `--watch` reload of `component` from the version whose
     /// SHA-256 is `old` to `new`: `accepted`, or refused (the old one
     /// keeps serving).

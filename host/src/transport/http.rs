@@ -344,7 +344,9 @@ impl Handler {
         if let Some(refused) = self.refuse_while_draining(&body) {
             return refused;
         }
-        if let Some(forbidden) = caller.as_ref().and_then(|caller| caller.forbid(&self.tools, &body)) {
+        if let Some(caller) = &caller
+            && let Some(forbidden) = caller.forbid(&self.tools, &body).await
+        {
             return forbidden;
         }
         let new_session = !parts.headers.contains_key(callers::SESSION);

@@ -55,7 +55,7 @@ pub(super) async fn admit<'a>(
 impl Caller<'_> {
     /// `403 insufficient_scope` if `body` is a `tools/call` of a tool of
     /// `tools` whose scopes the caller's token lacks.
-    pub(super) fn forbid(&self, tools: &ToolServer, body: &Bytes) -> Option<http::Response<Body>> {
+    pub(super) async fn forbid(&self, tools: &ToolServer, body: &Bytes) -> Option<http::Response<Body>> {
         #[derive(serde::Deserialize)]
         struct Call {
             method: String,
@@ -71,13 +71,13 @@ impl Caller<'_> {
         let name = call.params?.name;
         let needed = tools.scopes_of(&name)?;
         let refusal = self.gate.forbid(&self.principal, &name, &needed)?;
-        self.record_refusal(tools, &name, body);
+        self.record_refusal(tools, &name, body).await;
         Some(refusal.map(|body| body.boxed()))
     }
 
     /// Writes the audit record of a call of `tool` (in `body`) refused for
     /// a scope: the same the MCP handler writes for a refusal it answers.
-    fn record_refusal(&self, tools: &ToolServer, tool: &str, body: &Bytes) {
+    async fn record_refusal(&self, tools: &ToolServer, tool: &str, body: &Bytes) {
         #[derive(Default, serde::Deserialize)]
         struct Asked {
             #[serde(default)]
@@ -104,7 +104,9 @@ impl Caller<'_> {
         };
         let session = self.session.as_ref().map(|id| id.as_bytes());
         let who = Who::of_request(Some(&self.principal), session, &asked.id);
-        audit.refused_now(who, tool, &arguments, "insufficient-scope");
+        // Waits for room in the log's queue, as the handler's refusals do:
+        // a flood of refused calls is held back, not queued without bound.
+        audit.refused(who, tool, &arguments, "insufficient-scope").await;
     }
 
     /// Binds the session `response` (to an `initialize`) made, if any, to
