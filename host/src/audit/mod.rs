@@ -28,9 +28,11 @@
 //! is written: enough to group a session's calls, useless to join it.
 //!
 //! Records are made on the call path and handed, whole, to one writer
-//! thread ([`writer`]) through a bounded channel. A full channel makes the
-//! call that records wait (its response goes out once its record is
-//! queued): the trail is never silently shorter than what happened.
+//! thread ([`writer`]) through a bounded channel. A call takes its
+//! record's place in the channel before it runs, and a refusal before it
+//! is answered; with the channel full, both wait. So the trail is never
+//! silently shorter than what happened, and a writer that falls behind
+//! holds calls back instead of growing memory.
 
 mod digest;
 mod record;
@@ -101,15 +103,28 @@ impl AuditLog {
 
     /// Starts recording a call of `tool` by `who`: the record is written
     /// when the returned value is told how the call ended (or dropped).
-    pub fn call(&self, who: Who, tool: &str, arguments: &Value, needs_approval: bool) -> CallAudit {
-        let pending = self.inner.is_some().then(|| Pending {
+    ///
+    /// The record's place in the writer's queue is taken now, before the
+    /// call runs. The record of a call whose future is dropped (`abandoned`)
+    /// then goes into its place from `Drop`, where nothing can wait, with no
+    /// task per record; and a writer that is stuck (a failing disk) holds new
+    /// calls back at their start, rather than letting them run and pile up
+    /// records it cannot take.
+    pub async fn call(&self, who: Who, tool: &str, arguments: &Value, needs_approval: bool) -> CallAudit {
+        let Some(inner) = &self.inner else { return CallAudit { pending: None } };
+        let Ok(place) = inner.lines.clone().reserve_owned().await else {
+            tracing::error!("a call began after the audit log was closed");
+            return CallAudit { pending: None };
+        };
+        let pending = Pending {
+            place,
             who,
             tool: tool.to_owned(),
             arguments_sha256: digest::canonical_sha256(arguments),
             needs_approval,
             started: Instant::now(),
-        });
-        CallAudit { log: self.clone(), pending }
+        };
+        CallAudit { pending: Some(pending) }
     }
 
     /// Records a call refused before it ran (`reason`: `unknown-tool`,
@@ -169,7 +184,9 @@ impl AuditLog {
     }
 
     /// Queues `line` from where nothing can wait: at once if there is
-    /// room, else from a task that waits for room.
+    /// room, else from a task that waits for room. Only for records made
+    /// once per host (the drain), so the tasks are bounded; a call's record
+    /// has its place taken in advance ([`AuditLog::call`]).
     fn push_now(&self, line: Vec<u8>) {
         let Some(inner) = &self.inner else { return };
         match inner.lines.try_send(Message::Line(line)) {
@@ -191,11 +208,12 @@ impl AuditLog {
 /// A call being recorded: its record is written by [`CallAudit::ended`],
 /// or, if the call's future is dropped first, with outcome `abandoned`.
 pub struct CallAudit {
-    log: AuditLog,
     pending: Option<Pending>,
 }
 
 struct Pending {
+    /// The record's place in the writer's queue, held since the call began.
+    place: mpsc::OwnedPermit<Message>,
     who: Who,
     tool: String,
     arguments_sha256: String,
@@ -204,21 +222,23 @@ struct Pending {
 }
 
 impl Pending {
-    fn line(&self, mut end: CallEnd) -> Vec<u8> {
+    /// Puts the record of a call that ended as `end` into its place.
+    fn write(self, mut end: CallEnd) {
         if !self.needs_approval {
             end.approval = Some(Verdict::NotRequired);
         }
         let took = self.started.elapsed();
-        line(&CallRecord::new(&self.who, &self.tool, &self.arguments_sha256, end, took))
+        let record = line(&CallRecord::new(&self.who, &self.tool, &self.arguments_sha256, end, took));
+        self.place.send(Message::Line(record));
     }
 }
 
 impl CallAudit {
-    /// Writes the call's record: it ended as `end`. Waits only if the
-    /// writer is far behind.
-    pub async fn ended(mut self, end: CallEnd) {
+    /// Writes the call's record: it ended as `end`. Never waits: the
+    /// record's place was taken when the call began.
+    pub fn ended(mut self, end: CallEnd) {
         if let Some(pending) = self.pending.take() {
-            self.log.push(pending.line(end)).await;
+            pending.write(end);
         }
     }
 }
@@ -226,8 +246,7 @@ impl CallAudit {
 impl Drop for CallAudit {
     fn drop(&mut self) {
         if let Some(pending) = self.pending.take() {
-            let end = CallEnd { outcome: "abandoned", reason: None, approval: None };
-            self.log.push_now(pending.line(end));
+            pending.write(CallEnd { outcome: "abandoned", reason: None, approval: None });
         }
     }
 }
@@ -276,4 +295,49 @@ fn line(record: &impl Serialize) -> Vec<u8> {
     let mut line = serde_json::to_vec(record).unwrap_or_else(|_| b"{}".to_vec());
     line.push(b'\n');
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt as _;
+
+    use super::*;
+
+    /// A log whose writer is stuck: `capacity` places, nothing drains them
+    /// until the test reads the returned end.
+    fn stuck(capacity: usize) -> (AuditLog, mpsc::Receiver<Message>) {
+        let (lines, receiver) = mpsc::channel(capacity);
+        (AuditLog { inner: Some(Arc::new(Inner { lines, drained: AtomicBool::new(false) })) }, receiver)
+    }
+
+    fn next_outcome(receiver: &mut mpsc::Receiver<Message>) -> Value {
+        match receiver.try_recv() {
+            Ok(Message::Line(line)) => serde_json::from_slice::<Value>(&line).unwrap()["outcome"].clone(),
+            other => panic!("expected a record, got {:?}", other.map(|_| "a stop")),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stuck_writer_holds_new_calls_back_and_every_started_call_keeps_its_place() {
+        let (log, mut receiver) = stuck(2);
+        let args = json!({});
+        let first = log.call(Who::default(), "a", &args, false).await;
+        let second = log.call(Who::default(), "b", &args, false).await;
+        // Both places are taken: a third call waits to start instead of
+        // queueing a record the writer cannot take.
+        let mut third = Box::pin(log.call(Who::default(), "c", &args, false));
+        assert!((&mut third).now_or_never().is_none(), "a call started with no place for its record");
+
+        // A dropped call (abandoned) and an ended one both land in their
+        // places at once, with nothing spawned and nothing waiting.
+        drop(first);
+        second.ended(CallEnd { outcome: "ok", reason: None, approval: None });
+        assert_eq!(next_outcome(&mut receiver), "abandoned");
+        assert_eq!(next_outcome(&mut receiver), "ok");
+
+        // The writer caught up: the third call starts.
+        let third = third.now_or_never().expect("the third call starts once there is room");
+        third.ended(CallEnd { outcome: "tool-error", reason: None, approval: None });
+        assert_eq!(next_outcome(&mut receiver), "tool-error");
+    }
 }

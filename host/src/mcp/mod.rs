@@ -372,12 +372,12 @@ impl Caller {
         let name = &plan.spec().name;
         let approval = plan.approval_question();
         let needs_approval = approval.is_some();
-        let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval);
+        let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval).await;
         let approved = signals.approved.clone();
         let operation = Operation::Tool { name: name.clone(), arguments: plan.arguments.to_string() };
         let outcome =
             self.shared.runner.run(&plan.route.component, operation, signals, channel, approval).await;
-        audit.ended(audit_end(&outcome, approved.is_cancelled())).await;
+        audit.ended(audit_end(&outcome, approved.is_cancelled()));
         result::to_response(name, outcome)
     }
 }
