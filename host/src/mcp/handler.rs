@@ -225,11 +225,19 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let mut span = spans::request("prompts/get", &context, self.caller.shared.runner.stats().clone());
-        let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        if tools.catalog.prompt(&request.name).is_some() {
+        let tools = self.caller.shared.loaded_tools(&context.ct).await;
+        if let Ok(tools) = &tools
+            && tools.catalog.prompt(&request.name).is_some()
+        {
             span.target(&request.name);
         }
-        spans::traced(span, async { self.get_offered(request, &context).await.map(Into::into) }).await
+        // A failed load ends inside the span too: it is an error the span
+        // and the duration metric record.
+        spans::traced(span, async {
+            tools?;
+            self.get_offered(request, &context).await.map(Into::into)
+        })
+        .await
     }
 
     async fn complete(

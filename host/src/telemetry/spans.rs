@@ -43,6 +43,8 @@ pub struct Request {
     cancelled: tokio_util::sync::CancellationToken,
     started: Instant,
     stats: Arc<Stats>,
+    /// Whether [`Request::ended`] recorded the end; if not, `Drop` does.
+    recorded: bool,
 }
 
 impl std::ops::Deref for Request {
@@ -83,7 +85,18 @@ impl Request {
             protocol_version: context.protocol_version().map(|version| version.as_str().to_string()),
         };
         let cancelled = context.ct.clone();
-        Request { span, operation, unstarted, cancelled, started: Instant::now(), stats }
+        Request { span, operation, unstarted, cancelled, started: Instant::now(), stats, recorded: false }
+    }
+}
+
+impl Drop for Request {
+    /// A request whose handler was dropped before it answered (the client
+    /// went away, or rmcp gave up on it) still counts: as `cancelled`.
+    fn drop(&mut self) {
+        if !self.recorded {
+            failed(&self.span, "cancelled");
+            self.record(Some("cancelled".to_string()));
+        }
     }
 }
 
@@ -187,6 +200,12 @@ impl Request {
         if let Some(error_type) = &error_type {
             failed(&self.span, error_type);
         }
+        self.record(error_type);
+    }
+
+    /// Puts the request's duration, ended as `error_type`, in the metric.
+    fn record(&mut self, error_type: Option<String>) {
+        self.recorded = true;
         self.operation.error_type = error_type;
         self.stats.metrics().mcp_operation_ended(&self.operation, self.started.elapsed().as_secs_f64());
     }
