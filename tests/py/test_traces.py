@@ -398,10 +398,14 @@ async def test_an_approved_call_with_a_question_is_one_trace_from_the_client_to_
     approval = receiver.one("approval", under=call)
     got = attributes(approval)
     assert (got.get("mcp.method.name"), got.get("verdict")) == ("elicitation/create", "approved"), got
+    # The approval's own question to the user, a client span under it.
+    asked = receiver.one("elicitation/create", under=approval)
+    assert asked.kind == Span.SPAN_KIND_CLIENT, asked
+    assert attributes(asked).get("outcome") == "answered", attributes(asked)
     slot = receiver.one("wait for a slot", under=call)
     guest = receiver.one("guest", under=call)
     question = receiver.one("elicitation/create", under=guest)
-    assert_in_trace([approval, slot, guest, question], sent)
+    assert_in_trace([approval, asked, slot, guest, question], sent)
     assert question.kind == Span.SPAN_KIND_CLIENT, question
     got = attributes(question)
     assert (got.get("mcp.method.name"), got.get("outcome")) == ("elicitation/create", "answered"), got

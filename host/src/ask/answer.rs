@@ -76,9 +76,10 @@ impl CallChannel {
     }
 }
 
-/// Asks within a span of its own, a child of the call's guest span: a
-/// client span named by the request's method, with how the question ended.
-async fn traced(
+/// Asks within a span of its own, a child of the call's guest span (or of
+/// its `approval` span): a client span named by the request's method, with
+/// how the question ended.
+pub(super) async fn traced(
     method: &'static str,
     asking: impl Future<Output = Result<Value, AskError>>,
 ) -> Result<Value, AskError> {

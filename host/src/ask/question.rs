@@ -150,7 +150,9 @@ impl CallChannel {
         let params = form_params(question.message, ApprovalQuestion::requested_schema())
             .map_err(|err| Decline::Wording(err.to_string()))?;
         let wait = Wait { timeout: self.policy.approval_timeout, flag: "--approval-timeout", approval: true };
-        match self.put(Question::Elicit(Box::new(params)), cancellation, wait).await {
+        let asking = self.put(Question::Elicit(Box::new(params)), cancellation, wait);
+        // The question itself is a client span under the `approval` span.
+        match super::answer::traced("elicitation/create", asking).await {
             Ok(answer) => match serde_json::from_value::<ElicitResult>(answer) {
                 Ok(answer) => verdict(&answer),
                 Err(err) => Err(Decline::Malformed(err.to_string())),
