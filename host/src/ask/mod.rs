@@ -28,6 +28,7 @@
 #![allow(deprecated)]
 
 mod answer;
+mod approve;
 mod client_asks;
 mod log_filter;
 mod notify;

@@ -7,14 +7,13 @@ use std::time::Duration;
 use rmcp::RoleServer;
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, Request, RequestId, ServerRequest,
+    ElicitRequest, ElicitRequestParams, InputRequest, Request, RequestId, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::{AnswerBook, CallChannel, Delivery, Pause, RoundTrips};
-use crate::approval::{ApprovalQuestion, Decline, verdict};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
 use crate::request_state::digest as digest_of;
@@ -80,12 +79,12 @@ pub enum AskError {
 
 /// How long one question may wait, and what it counts as.
 #[derive(Clone, Copy)]
-struct Wait {
-    timeout: Duration,
+pub(super) struct Wait {
+    pub(super) timeout: Duration,
     /// The flag that sets `timeout`, for messages.
-    flag: &'static str,
+    pub(super) flag: &'static str,
     /// An approval: always counted as a paused call.
-    approval: bool,
+    pub(super) approval: bool,
 }
 
 impl CallChannel {
@@ -116,58 +115,10 @@ impl CallChannel {
         format!("{call_id}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Asks the user to approve `question`. `Ok` only for an explicit yes;
-    /// everything else (no, dismissed, no answer in time, cancelled, no way
-    /// to ask) is the [`Decline`] saying why. Fails closed.
-    pub async fn approve(
-        &mut self,
-        question: ApprovalQuestion,
-        cancellation: &CallCancellation,
-    ) -> Result<(), Decline> {
-        // "asked" is counted where the question goes out (`put`): a re-run
-        // call answered from its state was asked once, on another replica.
-        let verdict = self.ask_approval(question, cancellation).await;
-        self.stats.metrics().approval(match &verdict {
-            Ok(()) => "approved",
-            // The question travels in a sealed state; its verdict is
-            // counted where the answer lands.
-            Err(_) if self.handed_off() => "handed-off",
-            Err(Decline::NoAnswer(_)) => "expired",
-            Err(Decline::Cancelled) => "cancelled",
-            Err(_) => "declined",
-        });
-        verdict
-    }
-
-    async fn ask_approval(
-        &mut self,
-        question: ApprovalQuestion,
-        cancellation: &CallCancellation,
-    ) -> Result<(), Decline> {
-        if !self.elicitation_modes().0 {
-            return Err(Decline::CannotAsk { tool: question.tool });
-        }
-        let params = form_params(question.message, ApprovalQuestion::requested_schema())
-            .map_err(|err| Decline::Wording(err.to_string()))?;
-        let wait = Wait { timeout: self.policy.approval_timeout, flag: "--approval-timeout", approval: true };
-        let asking = self.put(Question::Elicit(Box::new(params)), cancellation, wait);
-        // The question itself is a client span under the `approval` span.
-        match super::answer::traced("elicitation/create", asking).await {
-            Ok(answer) => match serde_json::from_value::<ElicitResult>(answer) {
-                Ok(answer) => verdict(&answer),
-                Err(err) => Err(Decline::Malformed(err.to_string())),
-            },
-            Err(AskError::TimedOut) => Err(Decline::NoAnswer(self.policy.approval_timeout)),
-            Err(AskError::Cancelled) => Err(Decline::Cancelled),
-            Err(AskError::Unsupported) => Err(Decline::NoClient),
-            Err(other) => Err(Decline::Failed(other.to_string())),
-        }
-    }
-
     /// Puts `question` to the user the way this session allows and waits,
     /// bounded by `wait`, for the answer. A request sent to the client is
     /// withdrawn if the call is cancelled or the wait runs out.
-    async fn put(
+    pub(super) async fn put(
         &mut self,
         question: Question,
         cancellation: &CallCancellation,
@@ -343,7 +294,7 @@ impl CallChannel {
     }
 
     /// Whether the call's pause was handed to the client in a sealed state.
-    fn handed_off(&self) -> bool {
+    pub(super) fn handed_off(&self) -> bool {
         matches!(&self.delivery, Delivery::Rounds(rounds) if rounds.handed_off.is_cancelled())
     }
 
