@@ -326,7 +326,7 @@ async fn plain_code(
     }
     // A component may export thousands of functions: a bounded log.
     for gone in left_out.iter().take(MAX_LEFT_OUT_LOGGED) {
-        tracing::info!(function = %escaped(&gone.function), reason = %gone.why, "not served as a tool");
+        tracing::info!(function = %escaped(&gone.function), reason = %escaped(&gone.why), "not served as a tool");
     }
     if left_out.len() > MAX_LEFT_OUT_LOGGED {
         let more = left_out.len() - MAX_LEFT_OUT_LOGGED;
@@ -336,7 +336,7 @@ async fn plain_code(
         let named = left_out
             .iter()
             .take(8)
-            .map(|gone| format!("`{}`: {}", escaped(&gone.function), gone.why))
+            .map(|gone| format!("`{}`: {}", escaped(&gone.function), escaped(&gone.why)))
             .collect::<Vec<_>>();
         let named = if named.is_empty() { String::new() } else { format!(" ({})", named.join("; ")) };
         return Err(LoadError::NoTools(named).into());

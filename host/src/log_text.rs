@@ -1,14 +1,19 @@
 //! One rule for text the host did not write itself — a tool's name or
 //! output, a registry's error message, a client's words, a file's
-//! contents — whenever it goes into a log line or a fatal error: control
-//! characters are escaped and the text is cut to a bounded length.
+//! contents — whenever it goes into a log line, an error, a span, a header
+//! or a terminal: what could act on the reader is escaped and the text is
+//! cut to a bounded length.
 //!
 //! Escaped, such text cannot end a line early and pass the rest off as a
 //! line of the host's own, move the cursor, clear the terminal or set its
-//! title (ESC, BEL and the C1 controls are all escaped). Cut, it cannot
-//! fill the log with one line. Call sites wrap the text in [`escaped`]
-//! (`%escaped(&name)` in a `tracing` field, `{}` in a message); the log's
-//! writer ([`OneLinePerEvent`]) is the backstop for a field that was not.
+//! title (ESC, BEL and the C1 controls are all escaped), nor reorder what a
+//! person reads (the bidirectional overrides and isolates, U+202A–U+202E and
+//! U+2066–U+2069) or break a line where only Unicode sees one (U+2028,
+//! U+2029). Cut, it cannot fill the log with one line. Call sites wrap the
+//! text in [`escaped`] (`%escaped(&name)` in a `tracing` field, `{}` in a
+//! message); the log's writer ([`OneLinePerEvent`]) is the backstop for a
+//! field that was not. JSON shown to a person goes through [`SafeJson`],
+//! which writes the same characters as `\u` escapes (the same JSON value).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -29,21 +34,55 @@ pub fn error_chain(err: &anyhow::Error) -> Escaped<String> {
     escaped_to(format!("{err:#}"), MAX_ERROR_TEXT)
 }
 
-/// `text` with every control character (C0, DEL, C1: `\n`, `\r`, ESC, BEL,
-/// …) written as an escape (`\n`, `\r`, `\u{1b}`, `\u{7}`).
+/// Whether `c` could act on whoever reads a text rather than be read: a
+/// control character (C0, DEL, C1), a bidirectional mark, embedding,
+/// override or isolate, or a Unicode line or paragraph separator.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every unsafe character ([`is_unsafe`]: C0, DEL, C1, `\n`,
+/// `\r`, ESC, BEL, the bidi controls, …) written as an escape (`\n`, `\r`,
+/// `\u{1b}`, `\u{7}`, `\u{202e}`).
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
     let mut escaped = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if c.is_control() {
             escaped.extend(c.escape_debug());
+        } else if is_unsafe(c) {
+            // `escape_debug` leaves these printable characters alone.
+            escaped.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             escaped.push(c);
         }
     }
     Cow::Owned(escaped)
+}
+
+/// `value` as pretty JSON safe to show a person: the same JSON value as
+/// `serde_json::to_string_pretty` writes, with every unsafe character
+/// ([`is_unsafe`]) in a string written as a `\uXXXX` escape. (serde_json
+/// escapes C0 itself but writes DEL, C1 and the bidi controls raw; outside
+/// strings JSON holds none of them, only the pretty printer's newlines.)
+pub fn safe_json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let text = serde_json::to_string_pretty(value)?;
+    if !text.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return Ok(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c != '\n' && is_unsafe(c) {
+            // All of them are in the Basic Multilingual Plane: one escape.
+            safe.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            safe.push(c);
+        }
+    }
+    Ok(safe)
 }
 
 /// `text` cut to its first `max` bytes (at a character boundary), with a
@@ -132,7 +171,7 @@ impl<W: Write> Write for OneLinePerEvent<W> {
         };
         let text = String::from_utf8_lossy(body);
         let keep_esc = self.keep_esc;
-        let stray = |c: char| c.is_control() && c != '\t' && !(keep_esc && c == '\x1b');
+        let stray = |c: char| is_unsafe(c) && c != '\t' && !(keep_esc && c == '\x1b');
         if !text.contains(stray) {
             self.inner.write_all(buf)?;
             return Ok(buf.len());
@@ -140,7 +179,7 @@ impl<W: Write> Write for OneLinePerEvent<W> {
         let mut line = String::with_capacity(text.len() + 16);
         for c in text.chars() {
             if stray(c) {
-                line.extend(c.escape_debug());
+                line.push_str(&escape_controls(c.encode_utf8(&mut [0; 4])));
             } else {
                 line.push(c);
             }
@@ -164,6 +203,21 @@ mod tests {
         assert_eq!(escape_controls("plain text, ünïcode"), "plain text, ünïcode");
         assert_eq!(escape_controls("a\nb\rc\td"), r"a\nb\rc\td");
         assert_eq!(escape_controls("\x1b[2J\u{9b}1A\u{7f}\x07"), r"\u{1b}[2J\u{9b}1A\u{7f}\u{7}");
+    }
+
+    #[test]
+    fn bidi_overrides_and_unicode_line_breaks_are_escaped_too() {
+        assert_eq!(escape_controls("a\u{202e}b\u{2028}c\u{2066}"), r"a\u{202e}b\u{2028}c\u{2066}");
+        assert_eq!(escape_controls("\u{9b}31m\u{9d}0;t"), r"\u{9b}31m\u{9d}0;t");
+    }
+
+    #[test]
+    fn json_for_people_is_the_same_value_with_nothing_raw() {
+        let value = serde_json::json!({ "t\u{9b}": "x\u{9d}0;title\u{7}\u{202e}y\u{7f}\né" });
+        let shown = safe_json(&value).unwrap();
+        assert!(!shown.chars().any(|c| c != '\n' && is_unsafe(c)), "{shown:?}");
+        assert!(shown.contains(r"\u009d0;title\u0007\u202ey\u007f\né"), "{shown}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), value);
     }
 
     #[test]

@@ -65,7 +65,9 @@ fn main() {
             Some(Command::Inspect { path, require_signature }) => {
                 let tools = mcp_wasm_host::inspect(path, require_signature.as_deref()).await?;
                 // `inspect X | head` closes the pipe early: not an error.
-                let text = serde_json::to_string_pretty(&tools)?;
+                // Titles and descriptions are the component's words: no raw
+                // C1 or bidi control reaches the terminal.
+                let text = mcp_wasm_host::log_text::safe_json(&tools)?;
                 let written = writeln!(std::io::stdout(), "{text}");
                 if let Err(err) = written
                     && err.kind() != std::io::ErrorKind::BrokenPipe

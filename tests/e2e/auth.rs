@@ -55,6 +55,19 @@ impl Key {
         header.typ = Some("at+jwt".into());
         jsonwebtoken::encode(&header, claims, &EncodingKey::from_ed_der(&self.pkcs8)).unwrap()
     }
+
+    /// A token signed by this key under a JOSE header written by hand
+    /// (one jsonwebtoken's `Header` cannot hold, such as `crit`).
+    pub(crate) fn sign_with_header(&self, header: &Value, claims: &Value) -> String {
+        let message = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let key = EncodingKey::from_ed_der(&self.pkcs8);
+        let signature = jsonwebtoken::crypto::sign(message.as_bytes(), &key, Algorithm::EdDSA).unwrap();
+        format!("{message}.{signature}")
+    }
 }
 
 /// The client id the host introspects as.
@@ -369,7 +382,27 @@ async fn tokens_that_are_expired_early_for_another_audience_or_issuer_or_forged_
             jsonwebtoken::encode(&header, &issuer.claims(), &EncodingKey::from_secret(&key.public)).unwrap()
         }),
         ("garbage", "not-a-jwt".to_string()),
+        // Before, these three were accepted: a string `nbf` was skipped
+        // (fail-open where a string `exp` is refused), `typ` was not read,
+        // and an unknown critical extension was ignored.
+        ("a string nbf", key.sign(&with(json!({ "nbf": (now + 3000).to_string() })))),
+        (
+            "typ JWT, not at+jwt",
+            key.sign_with_header(&json!({ "alg": "EdDSA", "typ": "JWT", "kid": "k1" }), &issuer.claims()),
+        ),
+        ("no typ", key.sign_with_header(&json!({ "alg": "EdDSA", "kid": "k1" }), &issuer.claims())),
+        (
+            "an unknown crit",
+            key.sign_with_header(
+                &json!({ "alg": "EdDSA", "typ": "at+jwt", "kid": "k1", "crit": ["exp-ext"], "exp-ext": 1 }),
+                &issuer.claims(),
+            ),
+        ),
     ];
+    // The hand-written header itself is good: at+jwt without crit passes.
+    let by_hand =
+        key.sign_with_header(&json!({ "alg": "EdDSA", "typ": "at+jwt", "kid": "k1" }), &issuer.claims());
+    assert_eq!(init(&host, &by_hand).await.status, 200);
     for (what, token) in &refused {
         let answer = init(&host, token).await;
         assert_eq!(answer.status, 401, "{what}: {answer:?}");

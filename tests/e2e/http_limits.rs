@@ -263,6 +263,13 @@ async fn when_every_session_is_busy_a_new_one_gets_503() {
     }
 }
 
+/// How the host's log and spans name session `id`: its SHA-256, 16 hex digits.
+pub(crate) fn session_digest(id: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    digest.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
+}
+
 #[tokio::test]
 async fn an_idle_session_is_closed_after_the_idle_timeout_and_a_busy_one_is_not() {
     // On main sessions lived for rmcp's fixed 5-minute keep-alive, and that
@@ -273,11 +280,15 @@ async fn an_idle_session_is_closed_after_the_idle_timeout_and_a_busy_one_is_not(
     let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": { "name": "wait_for_cancel", "arguments": {} } });
     let _held = host.send(Some(&busy), &call).await;
+    // The log names a session by its digest (as the audit log does), never by the id.
+    let digest = session_digest(&idle);
     host.stderr
         .wait_for_event("the idle session to be closed", |e| {
-            e.message() == "closing a session idle for --http-idle-timeout" && e.str("session") == Some(&idle)
+            e.message() == "closing a session idle for --http-idle-timeout"
+                && e.str("session") == Some(&digest)
         })
         .await;
+    assert!(!host.stderr.dump().contains(&idle), "the raw session id is in the log");
     let stale = host.request(&idle, 2, "tools/list", json!({})).await;
     assert_eq!(stale.status, 404, "{stale:?}");
     let listed = host.request(&busy, 3, "tools/list", json!({})).await;

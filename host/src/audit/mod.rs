@@ -54,6 +54,7 @@ use crate::metrics::Metrics;
 use record::{CallRecord, bounded};
 use writer::Message;
 
+pub use digest::short_sha256;
 pub use record::{CallEnd, Verdict, Who};
 
 /// Lines the writer may be behind by before a recording call waits.

@@ -48,8 +48,13 @@ impl Challenge<'_> {
         lacking: &[&str],
         granted: &[String],
     ) -> Response<Full<Bytes>> {
-        let mut wanted: Vec<&str> =
-            granted.iter().map(String::as_str).chain(lacking.iter().copied()).collect();
+        // Every scope here is a scope token (configured ones are checked at
+        // start, a token's are filtered as it is read); one that is not is
+        // left out all the same, so no quote can open a parameter of its own.
+        let mut wanted: Vec<&str> = (granted.iter().map(String::as_str))
+            .chain(lacking.iter().copied())
+            .filter(|scope| super::scopes::is_scope(scope))
+            .collect();
         wanted.sort_unstable();
         wanted.dedup();
         let lacking = lacking.join(" ");
@@ -66,11 +71,16 @@ impl Challenge<'_> {
     }
 }
 
+/// The refusal itself. A challenge that is not a valid header value (it
+/// cannot be one, as its parts are checked, but a panic here would leave the
+/// client with no answer at all) is sent as the bare `Bearer` scheme.
 fn answer(status: StatusCode, challenge: String, message: String) -> Response<Full<Bytes>> {
-    Response::builder()
-        .status(status)
-        .header(http::header::WWW_AUTHENTICATE, challenge)
-        .header(http::header::CONTENT_TYPE, "text/plain")
-        .body(Full::new(Bytes::from(message)))
-        .expect("a valid response")
+    let challenge =
+        http::HeaderValue::try_from(challenge).unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"));
+    let mut response = Response::new(Full::new(Bytes::from(message)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(http::header::WWW_AUTHENTICATE, challenge);
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain"));
+    response
 }

@@ -313,7 +313,7 @@ fn judge(answer: &Answer, auth: &AuthSettings, now: f64) -> Verdict {
     };
     let scopes = match text(&answer.scope) {
         None => Vec::new(),
-        Some(Ok(scope)) => scope.split_whitespace().map(String::from).collect(),
+        Some(Ok(scope)) => super::granted_scopes(scope),
         Some(Err(())) => return Err("the token's scope is not a string"),
     };
     Ok(Principal { issuer: auth.issuer.clone(), subject, client_id, scopes })

@@ -115,6 +115,14 @@ pub struct Principal {
     pub scopes: Vec<String>,
 }
 
+/// The scopes a token's space-separated `scope` grants. A word that is not
+/// a scope token (RFC 6749 §3.3: a control, a quote, a backslash, anything
+/// past ASCII) is dropped: no configured scope can equal it, and kept it
+/// would reach the `WWW-Authenticate` header of a step-up.
+pub(crate) fn granted_scopes(scope: &str) -> Vec<String> {
+    scope.split_whitespace().filter(|word| scopes::is_scope(word)).map(String::from).collect()
+}
+
 impl Principal {
     /// The caller of an MCP request, if it came over `--http` through the
     /// gate (stdio, and HTTP without `--auth-issuer`, have none).

@@ -12,7 +12,7 @@ use std::io::{self, IsTerminal as _, Write};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use crate::log_text::escape_controls;
+use crate::log_text::{escape_controls, safe_json};
 
 /// Prints `result`; `json` prints its structured content (or, if it has
 /// none, the whole result) as JSON instead of its text. An `isError`
@@ -33,8 +33,9 @@ pub(super) fn result(result: &CallToolResult, json: bool) -> io::Result<()> {
     }
     if json {
         let shown = match &result.structured_content {
-            Some(structured) => serde_json::to_string_pretty(structured),
-            None => serde_json::to_string_pretty(result),
+            // The same JSON value, with no raw C1 or bidi control in it.
+            Some(structured) => safe_json(structured),
+            None => safe_json(result),
         };
         writeln!(stdout, "{}", shown.map_err(io::Error::other)?)?;
         return stdout.flush();

@@ -1,6 +1,9 @@
 //! The W3C trace context of a request: from its `params._meta`
 //! (`traceparent`, `tracestate`), which wins, else from its HTTP headers.
-//! Client input: values past the W3C sizes are ignored, not parsed.
+//! Client input: values past the W3C sizes, or holding a byte W3C does
+//! not allow there (only printable ASCII and the list's spaces and tabs),
+//! are ignored, not parsed: the OpenTelemetry SDK would export a
+//! `tracestate`'s ESC, BEL or line feed verbatim in every span.
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -26,10 +29,12 @@ pub fn parent_of(context: &RequestContext<RoleServer>) -> opentelemetry::Context
     }
 }
 
-/// Reads a bounded value.
+/// Reads a bounded value, of the characters W3C allows in either header
+/// (`traceparent` is narrower still, and the SDK checks its form).
 fn bounded<'a>(key: &str, value: Option<&'a str>) -> Option<&'a str> {
     let max = if key.eq_ignore_ascii_case("tracestate") { MAX_TRACESTATE } else { MAX_TRACEPARENT };
-    value.filter(|value| value.len() <= max)
+    let allowed = |b: u8| b == b'\t' || (0x20..=0x7e).contains(&b);
+    value.filter(|value| value.len() <= max && value.bytes().all(allowed))
 }
 
 struct Meta<'a>(&'a serde_json::Map<String, serde_json::Value>);
@@ -79,5 +84,19 @@ impl Extractor for Bounded<'_> {
 
     fn keys(&self) -> Vec<&str> {
         self.0.keys().map(String::as_str).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tracestate_with_controls_is_ignored_whole() {
+        assert_eq!(bounded("tracestate", Some("a=b, c=d\t")), Some("a=b, c=d\t"));
+        for forged in ["a=\x1b[2J", "a=b\x07", "a=b\nx=y", "a=\u{9b}1", "a=b\x7f"] {
+            assert_eq!(bounded("tracestate", Some(forged)), None, "{forged:?}");
+        }
+        assert_eq!(bounded("tracestate", Some(&"a=b,".repeat(4000))), None);
     }
 }

@@ -145,8 +145,12 @@ fn span_of(
     follow_up: bool,
 ) -> (tracing::Span, bool) {
     let http = context.extensions.get::<http::request::Parts>();
-    let session =
-        http.and_then(|request| request.headers.get("mcp-session-id")).and_then(|id| id.to_str().ok());
+    // The session id is the only thing that tells sessions apart when there
+    // is no authorization: what a log line or an exported span shows is its
+    // digest, the same one the audit log keeps, never the id itself.
+    let session = http
+        .and_then(|request| request.headers.get("mcp-session-id"))
+        .map(|id| crate::audit::short_sha256(id.as_bytes()));
     // The client's request id is outside text: escaped and cut.
     let span = tracing::info_span!(
         "request",
@@ -155,7 +159,7 @@ fn span_of(
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
-        mcp.session.id = session.map(escaped).map(tracing::field::display),
+        mcp.session.id = session,
         mcp.protocol.version = context.protocol_version().map(|version| version.as_str().to_string()),
         jsonrpc.request.id = %escaped(context.id.to_string()),
         jsonrpc.protocol.version = "2.0",

@@ -143,7 +143,7 @@ impl BoundedSessions {
                     idle
                 };
                 for id in idle {
-                    tracing::debug!(session = %id, "closing a session idle for --http-idle-timeout");
+                    tracing::debug!(session = %crate::audit::short_sha256(id.as_bytes()), "closing a session idle for --http-idle-timeout");
                     let _ = sessions.inner.close_session(&id).await;
                 }
             }
@@ -273,7 +273,7 @@ impl SessionManager for BoundedSessions {
         };
         let _reservation = Reservation(&self.table);
         if let Some(id) = evicted {
-            tracing::info!(session = %id, "closing the least recently used idle session to make room (--max-sessions)");
+            tracing::info!(session = %crate::audit::short_sha256(id.as_bytes()), "closing the least recently used idle session to make room (--max-sessions)");
             let _ = self.inner.close_session(&id).await;
         }
         let (id, transport) = self.inner.create_session().await?;
