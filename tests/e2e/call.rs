@@ -64,6 +64,39 @@ async fn call_prints_structured_content_as_json_with_json() {
     assert_eq!(printed, json!({ "text": "hi" }));
 }
 
+/// `--json` shows a tool's words to a person: the same JSON, with no raw
+/// C1 control (CSI U+009B, OSC U+009D) or bidi override in it.
+#[tokio::test]
+async fn call_json_writes_no_raw_c1_or_bidi_control() {
+    let text = "a\u{9b}2J\u{9d}0;owned\u{7}\u{202e}txt.exe";
+    let arguments = json!({ "text": text }).to_string();
+    let output = run(&["echo", &arguments, "--json"]).await;
+    assert_status(&output, 0);
+    let printed = stdout(&output);
+    // Before: U+009B, U+009D and U+202E went out raw.
+    assert!(!printed.contains(['\u{9b}', '\u{9d}', '\u{202e}', '\u{7}']), "{printed:?}");
+    assert!(printed.contains(r"\u009b2J\u009d0;owned\u0007\u202etxt.exe"), "{printed}");
+    let parsed: Value = serde_json::from_str(&printed).expect("stdout is JSON");
+    assert_eq!(parsed, json!({ "text": text }), "the same value");
+}
+
+/// A result just under `--max-output` is a frame past rmcp's 16 MiB line
+/// cap: `call` takes it whole instead of waiting for ever.
+#[tokio::test]
+async fn a_result_just_under_max_output_is_printed_not_waited_for() {
+    let hostile = guest("hostile").display().to_string();
+    // 13 056 KiB of image data: 17 MiB of base64, under --max-output 20MiB.
+    let arguments = json!({ "field": "image_data", "kib": 13056 }).to_string();
+    let output = call(&["--component", &hostile, "media_bomb", &arguments, "--max-output", "20MiB"]).output();
+    // Before: no answer, ever.
+    let output = tokio::time::timeout(Duration::from_secs(120), output)
+        .await
+        .expect("`call` ended (it used to hang)")
+        .expect("running `call`");
+    assert_status(&output, 0);
+    assert!(stderr(&output).contains("image/png"), "{}", stderr(&output));
+}
+
 #[tokio::test]
 async fn arg_values_are_typed_by_the_tools_schema_and_set_over_args() {
     // `text` is a string in echo's schema: 007 stays the text typed.

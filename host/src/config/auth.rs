@@ -1,9 +1,8 @@
 //! `[server.auth]` and `--auth-*`, merged: the command line wins per key.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde::Deserialize;
 
 use super::ComponentSettings;
@@ -120,15 +119,6 @@ fn introspection(
 /// The secret in `path` (at most [`MAX_SECRET`] bytes), without the
 /// trailing newline an editor leaves.
 fn read_secret(path: &Path) -> Result<String> {
-    let what = || format!("cannot read --auth-client-secret-file {}", path.display());
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .with_context(what)?
-        .take(MAX_SECRET + 1)
-        .read_to_string(&mut text)
-        .with_context(what)?;
-    if text.len() as u64 > MAX_SECRET {
-        anyhow::bail!("--auth-client-secret-file {} is larger than {MAX_SECRET} bytes", path.display());
-    }
+    let text = crate::secret_file::read(path, "--auth-client-secret-file", MAX_SECRET)?;
     Ok(text.trim_end_matches(['\n', '\r']).to_string())
 }

@@ -1,6 +1,6 @@
 //! `wasi:config/store`: settings and API keys for components written for
 //! other hosts, from `[component.config]`, `--config-var` and
-//! `--config-file`. Read-only and per component; nothing but the keys the
+//! `--config-var-file`. Read-only and per component; nothing but the keys the
 //! user set.
 //!
 //! Components in the wild import it at two versions with the same

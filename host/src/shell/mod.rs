@@ -60,6 +60,10 @@ impl Ending {
 /// `call` exits anyway: the server's shutdown budget.
 const STOP_BUDGET: Duration = Duration::from_millis(900);
 
+/// Room for what a frame holds besides a result of `--max-output` bytes:
+/// the JSON-RPC envelope and the result's `_meta`.
+const FRAME_ROOM: usize = 1 << 20;
+
 /// Calls `args.tool` and prints its result.
 pub async fn call(args: &CallArgs) -> Result<Ending> {
     descriptors::raise_limit();
@@ -92,8 +96,17 @@ pub async fn call(args: &CallArgs) -> Result<Ending> {
         let running = server.serve(tokio::io::split(server_end)).await?;
         anyhow::Ok(running.waiting().await?)
     });
+    // rmcp's client drops a frame past its line cap (16 MiB) and waits on:
+    // a result just under `--max-output` is a larger frame, and the call
+    // would hang. The server in this process bounds what it sends (the
+    // result by `--max-output`, the rest is small), so the client takes
+    // that much and some room for the frame around it.
+    let largest = settings.components.iter().map(|c| c.limits.max_output).max().unwrap_or_default();
+    let (read, write) = tokio::io::split(client_end);
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new(read, write)
+        .with_max_line_length(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH.max(largest + FRAME_ROOM));
     let client = ShellClient::new(args.yes)
-        .serve(tokio::io::split(client_end))
+        .serve(transport)
         .await
         .context("the in-process MCP session did not start")?;
     let peer = client.peer().clone();

@@ -122,9 +122,9 @@ impl std::str::FromStr for ConfigVar {
 }
 
 impl ConfigVar {
-    /// The settings in a config file (`--config-file`; see [`key_values`]).
+    /// The settings in a file (`--config-var-file`; see [`key_values`]).
     pub fn from_file(path: &Path) -> Result<Vec<ConfigVar>> {
-        let pairs = key_values(path, "--config-file", is_config_key)?;
+        let pairs = key_values(path, "--config-var-file", is_config_key)?;
         Ok(pairs.into_iter().map(|(key, value)| ConfigVar { key, value }).collect())
     }
 }
@@ -135,11 +135,13 @@ fn is_config_key(key: &str) -> bool {
 
 /// The `KEY=VALUE` lines of a file given by `flag`, which keeps secrets
 /// out of the process list: blank lines, `#` comments and an `export `
-/// prefix are allowed, and a value in matching quotes loses them. A
-/// mistake names the file and line, never a value.
+/// prefix are allowed, and a value in matching quotes loses them. The file
+/// is read bounded ([`crate::secret_file`]). A mistake names the file and
+/// line, never what the line holds: a line without `=` may be a bare
+/// secret, and in a secret's line everything before its first `=` (base64
+/// ends in `=`) may be most of it.
 fn key_values(path: &Path, flag: &str, valid_key: impl Fn(&str) -> bool) -> Result<Vec<(String, String)>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {flag} {}", path.display()))?;
+    let text = crate::secret_file::read(path, flag, crate::secret_file::MAX_SECRETS_FILE)?;
     let mut pairs = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -152,8 +154,7 @@ fn key_values(path: &Path, flag: &str, valid_key: impl Fn(&str) -> bool) -> Resu
         };
         let key = key.trim();
         if key.is_empty() || !valid_key(key) {
-            let key = crate::log_text::escaped(key);
-            bail!("{flag} {} line {}: `{key}` is not a valid name", path.display(), number + 1);
+            bail!("{flag} {} line {}: what comes before `=` is not a valid name", path.display(), number + 1);
         }
         let unquoted = [('"', '"'), ('\'', '\'')]
             .iter()
