@@ -75,6 +75,11 @@ pub const MAX_TABLES: usize = 16;
 /// See [`MAX_MEMORIES`]. Large language runtimes (CPython) link a few dozen.
 pub const MAX_CORE_INSTANCES: usize = 64;
 
+/// The longest URI a client or a guest may name to be matched (read,
+/// subscribed to, announced as updated): longer is no resource of ours, and
+/// is refused before any template is tried or anything is kept.
+pub const MAX_MATCHED_URI: usize = 8 << 10;
+
 /// A limit a call ran into, as reported to the client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LimitHit {

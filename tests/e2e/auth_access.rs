@@ -379,3 +379,125 @@ async fn prompts_and_resources_need_their_components_scopes_and_a_prompt_its_own
     let got = send(&host, "POST", "/mcp", Some(&wide), Some(&session), Some(get)).await;
     assert!(got.body.contains("This is a simple prompt for testing."), "{got:?}");
 }
+
+/// A caller's share of calls is taken by every run of guest code, not only
+/// `tools/call`: before, `resources/read`, `prompts/get` and
+/// `completion/complete` took a host slot but not the caller's share, so
+/// one caller could hold every slot while another's call waited 22 s.
+#[tokio::test]
+async fn a_read_takes_a_slot_of_the_callers_share_as_a_call_does() {
+    let key = Key::new("k1");
+    let issuer = Issuer::start(&[&key]).await;
+    let everything = crate::harness::guest("everything").display().to_string();
+    let host = host(
+        &issuer,
+        &["--component", &everything, "--max-calls-per-principal", "1", "--timeout", "4s", "--fuel", "0"],
+    )
+    .await;
+    let alice = client(&host, &token(&key, &issuer, "alice", "tools:call", 0), asks()).await;
+    let bob = client(&host, &token(&key, &issuer, "bob", "tools:call", 0), asks()).await;
+    let read = |uri: &str| rmcp::model::ReadResourceRequestParams::new(uri.to_string());
+
+    // Alice's read spins until --timeout, holding her one slot.
+    let spinning = {
+        let peer = alice.peer().clone();
+        let request = read("test://spinning-resource");
+        tokio::spawn(async move { peer.read_resource(request).await })
+    };
+    wait_for_live_calls(&host, 1).await;
+    let refused = alice.peer().read_resource(read("test://static-text")).await;
+    let refused = refused.expect_err("past her share").to_string();
+    assert!(refused.contains("--max-calls-per-principal"), "{refused}");
+    let prompt =
+        alice.peer().get_prompt(rmcp::model::GetPromptRequestParams::new("test_simple_prompt")).await;
+    assert!(prompt.expect_err("past her share").to_string().contains("--max-calls-per-principal"));
+    // Bob's share is his own.
+    let read_by_bob = bob.peer().read_resource(read("test://static-text")).await.unwrap();
+    assert_eq!(
+        crate::offers::text(&read_by_bob.contents[0]),
+        "This is the content of the static text resource."
+    );
+    // Her read ends at its deadline, and the slot is hers again.
+    assert!(spinning.await.unwrap().is_err());
+    alice.peer().read_resource(read("test://static-text")).await.unwrap();
+}
+
+/// Waits until `/metrics` shows `n` calls running or waiting.
+async fn wait_for_live_calls(host: &HttpHost, n: u64) {
+    let wait = async {
+        loop {
+            let metrics = crate::fleet::get(host, "/metrics").await.body;
+            let live = metrics
+                .lines()
+                .find_map(|line| line.strip_prefix("mcp_wasm_host_live_calls "))
+                .and_then(|n| n.trim().parse::<f64>().ok());
+            if live == Some(n as f64) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait).await.expect("the calls to start");
+}
+
+/// On a 2025-era session a tool's own question (a form, not an approval)
+/// waits for the user too, and takes a slot of its caller's paused share:
+/// before, only approvals did, so `--max-paused-per-principal` did not
+/// bound a caller's open elicitations.
+#[tokio::test]
+async fn an_elicitation_on_a_2025_session_takes_a_slot_of_the_callers_paused_share() {
+    let key = Key::new("k1");
+    let issuer = Issuer::start(&[&key]).await;
+    let host = host(&issuer, &["--max-paused-per-principal", "1"]).await;
+    let connect = |subject: &str| {
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", host.addr))
+            .auth_header(token(&key, &issuer, subject, "tools:call", 0));
+        let test_client = TestClient::declaring(asks());
+        // Never answers: the first question stays open.
+        test_client.hold_from(1);
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        rmcp::ServiceExt::serve(test_client, StreamableHttpClientTransport::from_config(config))
+    };
+    let alice = connect("alice").await.expect("alice's session");
+    let bob = connect("bob").await.expect("bob's session");
+    let survey = || params("survey", json!({ "questions": 1 }));
+
+    let held = {
+        let peer = alice.peer().clone();
+        let request = survey();
+        tokio::spawn(async move { peer.call_tool(request).await })
+    };
+    alice.service().events.wait_for("her question", |event| event.starts_with("elicit 1")).await;
+    let second = alice.call_tool(survey()).await.unwrap();
+    assert_eq!(second.is_error, Some(true), "{second:?}");
+    assert!(text_of(&second).contains("--max-paused-per-principal"), "{}", text_of(&second));
+    // Bob's share is his own: his question is asked.
+    let bobs = {
+        let peer = bob.peer().clone();
+        let request = survey();
+        tokio::spawn(async move { peer.call_tool(request).await })
+    };
+    bob.service().events.wait_for("his question", |event| event.starts_with("elicit 1")).await;
+    held.abort();
+    bobs.abort();
+}
+
+/// A token is the issuer's text: a scope holding a control character
+/// panicked the 403 path (no answer at all), and one holding `"` injected
+/// a second `resource_metadata` into `WWW-Authenticate`, placed first.
+#[tokio::test]
+async fn a_hostile_scope_in_a_token_cannot_break_or_forge_the_step_up_challenge() {
+    let key = Key::new("k1");
+    let issuer = Issuer::start(&[&key]).await;
+    let host = host(&issuer, &["--tool-scope", "echo=tools:echo"]).await;
+    let forged = "tools:call a\u{1}b del\u{7f} \",resource_metadata=\"https://evil.example/\" x\"y";
+    let token = token(&key, &issuer, "alice", forged, 0);
+    let session = open(&host, &token).await;
+    let call = request(2, "tools/call", json!({ "name": "echo", "arguments": { "text": "x" } }));
+    let forbidden = send(&host, "POST", "/mcp", Some(&token), Some(&session), Some(call)).await;
+    assert_eq!(forbidden.status, 403, "{forbidden:?}");
+    let challenge = forbidden.challenge.expect("a WWW-Authenticate header");
+    assert!(!challenge.contains("evil.example"), "{challenge}");
+    assert_eq!(challenge.matches("resource_metadata=").count(), 1, "{challenge}");
+    assert!(challenge.contains("scope=\"tools:call tools:echo\""), "{challenge}");
+}

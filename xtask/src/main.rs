@@ -90,11 +90,13 @@ fn build_guests(root: &Path) -> Result<()> {
     }
 
     // The hostile component built with one extra finding each: the tool
-    // schema that burned hosts down, a tool list that never comes, and a
-    // tool name that would forge log lines. Each in a target dir of its
-    // own, so no build undoes another's and an unchanged one is not rebuilt
-    // (`./dev serve` and `./dev call` run this every time).
-    for feature in ["schema-bomb", "list-spins", "forged-name"] {
+    // schema that burned hosts down, a tool list that never comes, a tool
+    // name that would forge log lines, templates that make a matcher
+    // quadratic, and a URI that shadows another component's template. Each
+    // in a target dir of its own, so no build undoes another's and an
+    // unchanged one is not rebuilt (`./dev serve` and `./dev call` run this
+    // every time).
+    for feature in ["schema-bomb", "list-spins", "forged-name", "long-templates", "shadow"] {
         let target_dir = format!("target/hostile-{feature}");
         cargo_build_in(&guests, "wasm32-wasip2", &["-p", "hostile", "--features", feature], &target_dir)?;
         let built = guests.join(format!("{target_dir}/wasm32-wasip2/release/hostile.wasm"));

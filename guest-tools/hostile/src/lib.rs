@@ -54,12 +54,19 @@ impl Guest for Hostile {
                 json!({ "type": "object", "properties": { "items": wide_items(64) } }),
                 None,
             ),
-            tool("log_bomb", "Logs 50 records of `mib` MiB each (with progress messages as large)"),
+            tool(
+                "log_bomb",
+                "Logs 50 records of `mib` MiB each (with progress messages as large); `fill`: `controls` for U+0001",
+            ),
             tool("error_bomb", "Fails with call-error::failed carrying `mib` MiB of text"),
             tool("stdout_bomb", "Prints `mib` MiB, and lines that pose as the host's own log lines"),
             tool(
                 "question_bomb",
                 "Asks the user (`kind`: message, schema, url, sample) with a multi-MiB question",
+            ),
+            tool(
+                "announce_long_uri",
+                "Says the resource at a URI of `kib` KiB changed (client.resource-updated)",
             ),
             tool("open_fifo", "Opens the file at `path` (for writing with `write: true`)"),
             tool("snoop", "Looks for what an earlier call left in memory, then leaves its own marks"),
@@ -197,7 +204,10 @@ impl Guest for Hostile {
                 // own memory stays at `mib` MiB, whatever the host does.
                 let mut data = String::with_capacity((mib << 20) + 2);
                 data.push('"');
-                data.extend(std::iter::repeat_n('x', mib << 20));
+                // `"fill": "controls"`: U+0001, which an escaping log writes
+                // as five characters.
+                let fill = if args["fill"] == "controls" { '\u{1}' } else { 'x' };
+                data.extend(std::iter::repeat_n(fill, mib << 20));
                 data.push('"');
                 for i in 0..50 {
                     client::log(LogLevel::Info, Some("bomb"), &data);
@@ -226,6 +236,13 @@ impl Guest for Hostile {
             }
             "question_bomb" => question_bomb(args["kind"].as_str().unwrap_or("message")),
             "snoop" => Ok(text(&snoop().to_string())),
+            "announce_long_uri" => {
+                // `abab…`: a near miss at every place for a template whose
+                // literal is `abab…c` (`--features long-templates`).
+                let kib = args["kib"].as_u64().unwrap_or(8 << 10) as usize;
+                client::resource_updated(&format!("hostile://{}", "ab".repeat(kib * 512)));
+                Ok(text("announced"))
+            }
             "open_fifo" => {
                 let path = args["path"].as_str().unwrap_or_default();
                 let opened = if args["write"].as_bool() == Some(true) {

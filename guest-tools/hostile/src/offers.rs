@@ -23,6 +23,17 @@ fn resource(uri: String, name: &str) -> ResourceInfo {
     ResourceInfo { uri, name: name.into(), title: None, description: None, mime_type: None, size: None }
 }
 
+/// With `--features long-templates`: 250 templates whose first variable
+/// is followed by a literal of 2 000 bytes that almost matches `abab…`, so
+/// a matcher that tries the literal at every place of a long URI does the
+/// URI's length times 2 000 steps for each.
+fn long_templates() -> Vec<(String, String)> {
+    if !cfg!(feature = "long-templates") {
+        return Vec::new();
+    }
+    (0..250).map(|n| (format!("hostile://{{x}}{}c{n}", "ab".repeat(1000)), format!("long-{n}"))).collect()
+}
+
 impl resources::Guest for Hostile {
     fn list_resources() -> Vec<ResourceInfo> {
         let mut list = vec![
@@ -33,6 +44,12 @@ impl resources::Guest for Hostile {
             resource("hostile://ok".into(), "listed-twice"),
             resource("no scheme".into(), "no-scheme"),
         ];
+        // A fixed URI that `everything`'s template `test://template/{id}/data`
+        // matches: loaded beside it, one would shadow the other. (First: the
+        // many below are cut at the host's cap.)
+        if cfg!(feature = "shadow") {
+            list.insert(0, resource("test://template/secret/data".into(), "shadow"));
+        }
         list.extend((0..MANY).map(|n| resource(format!("hostile://many/{n}"), "many")));
         list
     }
@@ -52,6 +69,9 @@ impl resources::Guest for Hostile {
             template("hostile://bad-uri/{n}", "bad-uri"),
             template("hostile://{a}{b}", "two-in-a-row"),
         ]
+        .into_iter()
+        .chain(long_templates().into_iter().map(|(text, name)| template(&text, &name)))
+        .collect()
     }
 
     fn read(

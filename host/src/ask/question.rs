@@ -137,8 +137,12 @@ impl CallChannel {
         self.questions_left -= 1;
         self.asked += 1;
         let answer = if matches!(self.delivery, Delivery::Requests) {
-            // A call waiting on the user holds a paused slot for the wait.
+            // A call waiting on the user holds a slot of its caller's paused
+            // share for the wait, whatever it asks (approval, form, URL,
+            // sampling); an approval holds one of `--max-paused` too, as
+            // every question in rounds does.
             let _paused = if wait.approval { Some(self.pause_slot()?) } else { None };
+            let _share = if wait.approval { None } else { self.paused_share()? };
             self.count_asked(wait);
             // Boxed: a request to the client is the larger wait by far, and
             // a call paused in rounds should not carry its room (see
@@ -298,18 +302,18 @@ impl CallChannel {
         matches!(&self.delivery, Delivery::Rounds(rounds) if rounds.handed_off.is_cancelled())
     }
 
+    /// A slot of the caller's share of paused calls
+    /// (`--max-paused-per-principal`); none without authorization.
+    fn paused_share(&self) -> Result<Option<OwnedSemaphorePermit>, AskError> {
+        let Some(share) = &self.policy.paused_share else { return Ok(None) };
+        let permit = share.clone().try_acquire_owned();
+        permit.map(Some).map_err(|_| AskError::TooManyPaused("--max-paused-per-principal"))
+    }
+
     /// A slot among the `--max-paused` calls that may wait for the user,
     /// and one of the caller's share of them.
     fn pause_slot(&self) -> Result<(Option<OwnedSemaphorePermit>, OwnedSemaphorePermit, Live), AskError> {
-        let share = match &self.policy.paused_share {
-            Some(share) => Some(
-                share
-                    .clone()
-                    .try_acquire_owned()
-                    .map_err(|_| AskError::TooManyPaused("--max-paused-per-principal"))?,
-            ),
-            None => None,
-        };
+        let share = self.paused_share()?;
         match self.policy.paused_slots.clone().try_acquire_owned() {
             Ok(permit) => Ok((share, permit, self.stats.paused())),
             Err(_) => Err(AskError::TooManyPaused("--max-paused")),

@@ -43,6 +43,16 @@ impl CallChannel {
             return;
         }
         self.updates_left -= 1;
+        // Matched on the caller's thread: a URI past the bound is no
+        // resource of any component, and is not looked at.
+        if uri.len() > crate::limits::MAX_MATCHED_URI {
+            tracing::info!(
+                call_id,
+                bytes = uri.len(),
+                "resource-updated names a URI too long to be a resource; ignored"
+            );
+            return;
+        }
         match updates(uri) {
             Some(sending) => {
                 // The sending goes on if the wait ends first.

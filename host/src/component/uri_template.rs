@@ -1,10 +1,14 @@
 //! Resource templates (RFC 6570, level 1: `{name}` expressions only) and
 //! matching a URI against one. A `{name}` matches one or more characters
 //! other than `/`, up to the first place the text after it matches: one
-//! pass over the URI, however hostile the template or the URI.
+//! pass over the URI, however hostile the template or the URI (each literal
+//! is found with `str::find`, linear in what it scans, and what it scans is
+//! then consumed), and no URI past [`MAX_MATCHED_URI`] is looked at at all.
 
 /// The most variables one template holds.
 const MAX_VARIABLES: usize = 16;
+
+use crate::limits::MAX_MATCHED_URI;
 
 /// A parsed template.
 #[derive(Clone, Debug)]
@@ -66,8 +70,12 @@ impl UriTemplate {
         &self.text
     }
 
-    /// The variables' values if `uri` matches, in order.
+    /// The variables' values if `uri` matches, in order. Linear in the
+    /// URI's length; a URI past [`MAX_MATCHED_URI`] matches nothing.
     pub fn matches(&self, uri: &str) -> Option<Vec<(String, String)>> {
+        if uri.len() > MAX_MATCHED_URI {
+            return None;
+        }
         let mut rest = uri;
         let mut values = Vec::new();
         let mut parts = self.parts.iter().peekable();
@@ -79,10 +87,23 @@ impl UriTemplate {
                     let segment_end = rest.find('/').unwrap_or(rest.len());
                     let end = match parts.peek() {
                         // The first place after one character, within the
-                        // segment, where the literal follows.
-                        Some(Part::Literal(next)) => (1..=segment_end)
-                            .filter(|at| rest.is_char_boundary(*at))
-                            .find(|at| rest[*at..].starts_with(next.as_str()))?,
+                        // segment, where the literal follows: one search
+                        // from the second character, over the segment and
+                        // no more than the literal past it.
+                        Some(Part::Literal(next)) => {
+                            let from = rest.chars().next()?.len_utf8();
+                            let mut to = (segment_end + next.len()).min(rest.len());
+                            // An occurrence ends at a character boundary.
+                            while !rest.is_char_boundary(to) {
+                                to -= 1;
+                            }
+                            let window = rest.get(from..to)?;
+                            let at = from + window.find(next.as_str())?;
+                            if at > segment_end {
+                                return None;
+                            }
+                            at
+                        }
                         _ => segment_end,
                     };
                     if end == 0 {
@@ -128,5 +149,29 @@ mod tests {
         let template = UriTemplate::parse("a://{x}b{y}b{z}c").unwrap();
         let uri = format!("a://{}", "b".repeat(2000));
         assert!(template.matches(&uri).is_none());
+        // A long literal after a variable, against a URI of near misses:
+        // was the segment's length times the literal's.
+        let literal = "ab".repeat(500);
+        let template = UriTemplate::parse(&format!("x://{{v}}{literal}c")).unwrap();
+        let uri = format!("x://{}", "ab".repeat(MAX_MATCHED_URI / 2 - 8));
+        let started = std::time::Instant::now();
+        for _ in 0..250 {
+            assert!(template.matches(&uri).is_none());
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+        assert!(template.matches(&"x".repeat(MAX_MATCHED_URI + 1)).is_none());
+    }
+
+    #[test]
+    fn the_value_ends_where_the_literal_first_follows_within_its_segment() {
+        let template = UriTemplate::parse("a://{x}.b{y}").unwrap();
+        assert_eq!(
+            template.matches("a://é.b.b1").unwrap(),
+            [("x".into(), "é".into()), ("y".into(), ".b1".into())]
+        );
+        // The literal must start within the segment, not past its `/`.
+        assert!(UriTemplate::parse("a://{x}/y").unwrap().matches("a://q/y").is_some());
+        assert!(UriTemplate::parse("a://{x}z").unwrap().matches("a://q/z").is_none());
+        assert!(UriTemplate::parse("a://{x}.txt").unwrap().matches("a://.txt").is_none());
     }
 }

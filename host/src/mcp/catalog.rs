@@ -14,7 +14,8 @@ use crate::component::{PromptSpec, ToolComponent};
 /// Every component's resources, templates and prompts.
 #[derive(Default)]
 pub(super) struct Catalog {
-    /// Fixed URIs, to the component that lists them.
+    /// Fixed URIs, to the component that lists them (no other component's
+    /// template matches one: [`Catalog::refuse_shadowed_templates`]).
     resources: HashMap<String, Arc<ToolComponent>>,
     /// Templates in configuration order: the first that matches serves.
     templates: Vec<(usize, Arc<ToolComponent>)>,
@@ -69,7 +70,33 @@ impl Catalog {
             }
             catalog.completes |= offers.completes;
         }
+        catalog.refuse_shadowed_templates()?;
         Ok(catalog)
+    }
+
+    /// A fixed URI of one component that another's template matches would
+    /// be served by the first and never reach the second (B's
+    /// `notes://secret` would shadow A's `notes://{id}` for that id): refused
+    /// at load, like a name offered twice. Within one component it is the
+    /// component's own choice, and its fixed URI wins. Two templates that
+    /// overlap are served by the first in configuration order.
+    fn refuse_shadowed_templates(&self) -> Result<()> {
+        for (uri, owner) in &self.resources {
+            for (index, component) in &self.templates {
+                let spec = &component.offers.templates[*index];
+                if !Arc::ptr_eq(owner, component) && spec.template.matches(uri).is_some() {
+                    bail!(
+                        "resource `{}` of {} is also matched by the resource template `{}` of {}; \
+                         a URI must be served by one component",
+                        crate::log_text::escaped(uri),
+                        owner.path.display(),
+                        crate::log_text::escaped(spec.template.text()),
+                        component.path.display()
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The component that serves `uri`: the one that lists it, or the

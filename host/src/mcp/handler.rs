@@ -123,6 +123,7 @@ impl ServerHandler for ToolServer {
         let span = spans::request("resources/read", &context, self.caller.shared.runner.stats().clone());
         spans::resource(&span, &request.uri);
         spans::traced(span, async {
+            uri_within_bounds(&request.uri)?;
             if request.uri.starts_with(crate::component::HOST_SCHEME) {
                 return status::read(&request.uri, self.caller.shared.runner.stats());
             }
@@ -140,6 +141,7 @@ impl ServerHandler for ToolServer {
         let span = spans::request("resources/subscribe", &context, self.caller.shared.runner.stats().clone());
         spans::resource(&span, &request.uri);
         spans::traced(span, async {
+            uri_within_bounds(&request.uri)?;
             let tools = self.caller.shared.loaded_tools(&context.ct).await?;
             let uri = request.uri.as_str();
             let offered =
@@ -151,7 +153,11 @@ impl ServerHandler for ToolServer {
             let subscribers = &self.caller.shared.subscribers;
             subscribers.follow(&self.following, context.peer.clone(), uri).map_err(|_| {
                 McpError::invalid_request(
-                    format!("a session may follow at most {} resources", subscriptions::MAX_PER_SESSION),
+                    format!(
+                        "a session may follow at most {} resources, of {} KiB of URIs together",
+                        subscriptions::MAX_PER_SESSION,
+                        subscriptions::MAX_BYTES_PER_SESSION >> 10
+                    ),
                     None,
                 )
             })
@@ -184,6 +190,7 @@ impl ServerHandler for ToolServer {
         let loaded = shared.loading.is_done();
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
+                .filter(|uri| uri.len() <= crate::limits::MAX_MATCHED_URI)
                 .filter(|uri| !loaded || tools.catalog.route_uri(uri).is_some())
                 .take(subscriptions::MAX_PER_SESSION)
                 .cloned()
@@ -354,4 +361,17 @@ impl ServerHandler for ToolServer {
         self.caller.shared.runner.interrupt_guests();
         Ok(())
     }
+}
+
+/// Refuses a URI too long to be any resource of ours before anything is
+/// matched against it or kept (a subscription keeps its URI).
+fn uri_within_bounds(uri: &str) -> Result<(), McpError> {
+    let max = crate::limits::MAX_MATCHED_URI;
+    if uri.len() > max {
+        return Err(McpError::invalid_params(
+            format!("the URI is {} bytes, more than the {max} a resource's may be", uri.len()),
+            None,
+        ));
+    }
+    Ok(())
 }

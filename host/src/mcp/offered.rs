@@ -46,7 +46,7 @@ impl ToolServer {
             ));
         };
         access::check_scopes(uri, &component.scopes.every_tool, context)?;
-        let outcome = self.run_offered(&component, Operation::Read { uri: uri.to_string() }, context).await;
+        let outcome = self.run_offered(&component, Operation::Read { uri: uri.to_string() }, context).await?;
         let what = format!("reading `{}`", escaped_to(uri, 256));
         match outcome {
             CallOutcome::Returned(Ok(result)) => contents(result).map_err(|why| internal(&what, &why)),
@@ -102,7 +102,7 @@ impl ToolServer {
         let component = component.clone();
         let operation = Operation::Prompt { name: name.to_string(), arguments };
         let what = format!("prompt `{name}`");
-        match self.run_offered(&component, operation, context).await {
+        match self.run_offered(&component, operation, context).await? {
             CallOutcome::Returned(Ok(result)) => messages(result).map_err(|why| internal(&what, &why)),
             CallOutcome::Returned(Err(CallError::InvalidArguments(why))) => Err(McpError::invalid_params(
                 format!("{what}: invalid arguments: {}", escaped_to(&why, MAX_MESSAGE)),
@@ -155,7 +155,7 @@ impl ToolServer {
             value: request.argument.value,
             context: context_arguments.into_iter().collect(),
         });
-        match self.run_offered(&component, operation, context).await {
+        match self.run_offered(&component, operation, context).await? {
             CallOutcome::Returned(Ok(result)) => Ok(CompleteResult::new(completions(result))),
             CallOutcome::Returned(Err(CallError::Failed(why))) => {
                 tracing::info!(reason = %escaped_to(&why, 512), "completion failed; the client gets none");
@@ -167,16 +167,19 @@ impl ToolServer {
 
     /// Runs `operation` on `component` within `context`'s request: its
     /// cancel is the run's, its questions go to the client as requests.
+    /// Guest code runs, so it takes a slot of the caller's share
+    /// (`--max-calls-per-principal`) as a tool call does, held until it ends.
     async fn run_offered(
         &self,
         component: &Arc<ToolComponent>,
         operation: Operation,
         context: &RequestContext<RoleServer>,
-    ) -> CallOutcome {
+    ) -> Result<CallOutcome, McpError> {
+        let _share = access::share(self.caller.shared.fairness.as_ref(), context)?;
         let identity = CallIdentity { tool: operation.label().to_string(), pre_approved: false };
         let channel = self.caller.channel_for(identity, component, context, Delivery::Requests, None);
         let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
-        self.caller.shared.runner.run(component, operation, signals, channel, None).await
+        Ok(self.caller.shared.runner.run(component, operation, signals, channel, None).await)
     }
 }
 

@@ -5,7 +5,9 @@
 //! reload (`--watch`) replaces the component that serves it. A listen
 //! stream may also follow the lists (`list_changed`).
 //!
-//! Bounded: a session follows at most [`MAX_PER_SESSION`] URIs; the call
+//! Bounded: a session follows at most [`MAX_PER_SESSION`] URIs of at most
+//! [`MAX_BYTES_PER_SESSION`] together (each within
+//! [`crate::limits::MAX_MATCHED_URI`], checked before it comes here); the call
 //! that changed a resource waits at most a second for its notifications to
 //! be handed over (so they precede its result), and each one at most
 //! [`SEND_WAIT`] for a client that does not read.
@@ -27,6 +29,10 @@ const SEND_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The most URIs one session may follow.
 pub(super) const MAX_PER_SESSION: usize = 1024;
 
+/// The most bytes of URIs one session may follow: with `--max-sessions`
+/// (256), what clients can make the host keep is 64 MiB at most.
+pub(super) const MAX_BYTES_PER_SESSION: usize = 256 << 10;
+
 /// One session's subscriptions.
 #[derive(Default)]
 pub(super) struct Following {
@@ -37,6 +43,8 @@ pub(super) struct Following {
 struct FollowingState {
     to: Option<Target>,
     uris: HashSet<String>,
+    /// The bytes of `uris`, charged before one is kept.
+    bytes: usize,
     /// A listen stream that follows the lists too.
     lists: bool,
     registered: bool,
@@ -90,10 +98,13 @@ impl Subscribers {
         uri: &str,
     ) -> Result<(), Refused> {
         let mut state = lock(&session.state);
-        if !state.uris.contains(uri) && state.uris.len() >= MAX_PER_SESSION {
-            return Err(Refused::TooMany);
+        if !state.uris.contains(uri) {
+            if state.uris.len() >= MAX_PER_SESSION || state.bytes + uri.len() > MAX_BYTES_PER_SESSION {
+                return Err(Refused::TooMany);
+            }
+            state.bytes += uri.len();
+            state.uris.insert(uri.to_string());
         }
-        state.uris.insert(uri.to_string());
         state.to = Some(Target::Session(peer));
         if !state.registered {
             state.registered = true;
@@ -108,7 +119,14 @@ impl Subscribers {
         let following = Arc::new(Following::default());
         {
             let mut state = lock(&following.state);
-            state.uris = uris.iter().take(MAX_PER_SESSION).cloned().collect();
+            for uri in uris.iter().take(MAX_PER_SESSION) {
+                if state.bytes + uri.len() > MAX_BYTES_PER_SESSION {
+                    break;
+                }
+                if state.uris.insert(uri.clone()) {
+                    state.bytes += uri.len();
+                }
+            }
             state.to = Some(Target::Stream(sink));
             state.lists = lists;
             state.registered = true;
@@ -142,7 +160,10 @@ impl Subscribers {
 
     /// `session` no longer follows `uri`.
     pub(super) fn unfollow(&self, session: &Following, uri: &str) {
-        lock(&session.state).uris.remove(uri);
+        let mut state = lock(&session.state);
+        if state.uris.remove(uri) {
+            state.bytes -= uri.len();
+        }
     }
 
     /// Tells every follower of `uri` that it changed; the task ends once
