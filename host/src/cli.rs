@@ -316,10 +316,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_connections: u32,
 
-    /// With --http: memory that request bodies may hold at once, all
-    /// together, from their first byte until their answer is written (each
-    /// is charged three times its size: the bytes, the parsed message, the
-    /// call's arguments). Past it a request is answered 503 with Retry-After.
+    /// Memory that requests may hold at once, all together, from their first
+    /// byte until their answer is written (over stdio too; each
+    /// is charged three times its size, the bytes, the parsed message and
+    /// the call's arguments, and 96 bytes for each JSON value in it). Past
+    /// it a request is answered 503 with Retry-After.
     #[arg(long, value_name = "SIZE", default_value = "512MiB", value_parser = parse_bytes)]
     pub max_request_memory: usize,
 

@@ -60,3 +60,56 @@ mod tests {
         assert!(counted > 100, "{counted}");
     }
 }
+
+/// What one JSON value costs once parsed, besides its text: a
+/// `serde_json::Value` (32 bytes), its share of the array or map holding
+/// it, and the copy a call makes of its arguments (plain components
+/// convert them again, to wasmtime's `Val`s).
+pub const PARSED_VALUE_COST: usize = 96;
+
+/// What holding `text` and its parsed copies costs the host, counted before
+/// it is parsed, in one pass: `copies` times its bytes, and
+/// [`PARSED_VALUE_COST`] for each value in it. A message's cost is in its
+/// values as much as its bytes: `[0,0,0,…]` is two bytes a value as text
+/// and over forty once parsed, so a charge by size alone let a 4 MiB body
+/// of zeros cost 73 MB before its call ran.
+pub fn parsed_cost(text: &[u8], copies: usize) -> usize {
+    // Values are the top one, one more for each `,` (a sibling) and each
+    // `[` or `{` (a container's first); an empty container over-counts by
+    // one, which is fine for a charge.
+    let mut values = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in text {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b'[' | b'{' => values += 1,
+                _ => {}
+            }
+        }
+    }
+    text.len().saturating_mul(copies).saturating_add(values.saturating_mul(PARSED_VALUE_COST))
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn a_message_costs_its_bytes_and_its_values() {
+        assert_eq!(parsed_cost(b"\"text\"", 3), 18 + PARSED_VALUE_COST);
+        // Commas and brackets inside strings are text, not values.
+        assert_eq!(parsed_cost(br#"{"a":"x,[{\",y"}"#, 1), 16 + 2 * PARSED_VALUE_COST);
+        // A body of zeros is charged for each zero.
+        let zeros = format!("[{}0]", "0,".repeat(1000));
+        assert_eq!(parsed_cost(zeros.as_bytes(), 0), 1002 * PARSED_VALUE_COST);
+    }
+}

@@ -73,6 +73,7 @@ mod request_state;
 mod sandbox;
 pub mod scaffold;
 mod schema;
+mod secret_file;
 pub mod shell;
 mod stats;
 mod store;
@@ -401,6 +402,9 @@ async fn transport(
             };
             transport::http::serve_until_signal(server, options, signals, shutdown, stats).await
         }
-        None => transport::stdio::serve(server, signals, shutdown, stats, limits.eof_drain).await,
+        None => {
+            let memory = limits.max_request_memory;
+            transport::stdio::serve(server, signals, shutdown, stats, limits.eof_drain, memory).await
+        }
     }
 }

@@ -86,3 +86,52 @@ async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
     let status = tokio::time::timeout(PATIENCE, child.wait()).await.expect("the host exits").unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// Over stdio, frames are charged against `--max-request-memory` too, for
+/// their values, before they are parsed, and hold it until answered: four
+/// 15 MiB frames of zeros cost 2.4 GB before; now each is answered
+/// `-32000` at once, naming the flag, and the next frame is served.
+#[tokio::test]
+async fn a_frame_that_would_cost_more_than_the_request_memory_is_refused_before_it_is_parsed() {
+    let mut child = Command::new(host_binary())
+        .args(["--component", guest("demo").to_str().unwrap(), "--max-request-memory", "256MiB"])
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(PATIENCE, output.next_line()).await.expect("an answer in time");
+        serde_json::from_str(&line.unwrap().expect("the host is still running")).unwrap()
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "frames", "version": "1" } } });
+    input.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    assert_eq!(next().await["id"], 0);
+    input.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.unwrap();
+    let before = crate::harness::rss_kib(pid);
+
+    let zeros = format!("[{}0]", "0,".repeat((15 << 20) / 2));
+    for id in 0..4 {
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"x","pad":{zeros}}}}}}}"#
+        );
+        input.write_all(frame.as_bytes()).await.unwrap();
+        input.write_all(b"\n").await.unwrap();
+        let answer = next().await;
+        assert_eq!((&answer["id"], &answer["error"]["code"]), (&json!(id), &json!(-32000)), "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("--max-request-memory"), "{message}");
+    }
+    let grown = crate::harness::rss_kib(pid).saturating_sub(before) >> 10;
+    assert!(grown < 128, "the host grew by {grown} MiB");
+    let echo = json!({ "jsonrpc": "2.0", "id": "after", "method": "tools/call",
+                       "params": { "name": "echo", "arguments": { "text": "still here" } } });
+    input.write_all(format!("{echo}\n").as_bytes()).await.unwrap();
+    assert_eq!(next().await["result"]["content"][0]["text"], "still here");
+}

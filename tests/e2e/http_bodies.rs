@@ -53,3 +53,40 @@ async fn request_bodies_share_one_memory_budget() {
     let listed = host.request(&session, 2, "tools/list", json!({})).await;
     assert_eq!(listed.status, 200, "a small request is served: {listed:?}");
 }
+
+/// A body's cost is in its values as much as its bytes: a `tools/call`
+/// whose arguments are an array of zeros is two bytes a value as text and
+/// over forty parsed. Before, it was charged three times its size, so 40 of
+/// them queued behind one call reached 3 GB; now each is charged what its
+/// values cost before rmcp parses it, and with a 64 MiB budget one that
+/// could never fit is `413`, the rest `503`, and the host grows by less
+/// than the budget.
+#[tokio::test]
+async fn a_body_of_many_small_values_is_charged_for_them_before_it_is_parsed() {
+    let host = HttpHost::start(&["--max-concurrent-calls", "1", "--max-request-memory", "64MiB"]).await;
+    let session = host.open_session(json!({})).await;
+    let hold = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "wait_for_cancel", "arguments": {} } });
+    let holder = host.send(Some(&session), &hold).await;
+    assert_eq!(holder.status(), 200);
+    let before = rss_kib(host.pid()) / 1024;
+    // 2 MiB of zeros: a million values, 96 MB charged parsed.
+    let zeros = format!("[{}0]", "0,".repeat((1 << 20) - 1));
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"x","pad":{zeros}}}}}}}"#
+    );
+    let call: serde_json::Value = serde_json::from_str(&body).unwrap();
+    for _ in 0..40 {
+        // An error: refused before the whole body was sent, the connection closed.
+        if let Ok(response) = host.try_send(Some(&session), &call).await {
+            assert_eq!(response.status(), 413, "admitted");
+            let body = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+            let text = String::from_utf8_lossy(&body);
+            assert!(text.contains("once parsed") && text.contains("--max-request-memory"), "{text}");
+        }
+    }
+    let grown = (rss_kib(host.pid()) / 1024).saturating_sub(before);
+    assert!(grown < 64, "the host grew by {grown} MiB with a 64 MiB budget");
+    let listed = host.request(&session, 2, "tools/list", json!({})).await;
+    assert_eq!(listed.status, 200, "a small request is served: {listed:?}");
+}

@@ -140,6 +140,11 @@ async fn a_result_err_is_an_error_result_and_bad_arguments_are_named() {
         (json!({ "a": "1.5", "b": 1 }), "/a"),
         (json!({ "a": "99999999999999999999", "b": 1 }), "/a"),
         (json!({ "a": 1, "b": 1, "c": 1 }), "c"),
+        // Numbers JSON reads only as floats: one past s64's range, and a
+        // u64-sized one with a fraction part. Before, both were rounded to
+        // the nearest double (-2^63, …567168) and reached the guest.
+        (serde_json::from_str(r#"{ "a": -9223372036854775809, "b": 1 }"#).unwrap(), "/a"),
+        (serde_json::from_str(r#"{ "a": 1, "b": 12345678901234567890.0 }"#).unwrap(), "/b"),
     ] {
         let err = host.call("divide", arguments.clone()).await.unwrap_err();
         let ServiceError::McpError(err) = err else {
@@ -370,6 +375,114 @@ fn a_plain_component_with_too_many_or_unnameable_functions_is_refused_saying_why
     // The log names 32 of them, then counts the rest.
     assert_eq!(stderr.matches("not served as a tool").count(), 32, "{stderr}");
     assert!(stderr.contains("more=1968"), "{stderr}");
+    // One name of 2 KiB: its line quotes it cut to 1 KiB, in the function
+    // and in the reason (before, the reason quoted it whole).
+    let stderr = refusal(&wat_component(1, 2 << 10));
+    let line = stderr.lines().find(|line| line.contains("not served as a tool")).expect(&stderr);
+    assert!(!line.contains(&"x".repeat(1100)), "a name past 1 KiB, uncut: {} bytes", line.len());
+    assert!(line.contains("…[cut "), "{line}");
+}
+
+/// A plain component of 1 024 functions whose one parameter is an enum of
+/// 4 000 long cases, shared: under 1 MB of component, and before, GBs of
+/// schemas written at load (each function repeats the enum) until the host
+/// died. Now each schema is charged before it is written (a function past
+/// 256 KiB is left out), all of them together are bounded, and the host's
+/// peak memory stays small.
+#[test]
+fn a_shared_huge_enum_costs_each_function_its_schema_budget_not_gigabytes() {
+    let cases: Vec<String> = (0..4000).map(|i| format!("c{i}-{}", "x".repeat(40))).collect();
+    let functions: String = (0..1024).map(|i| format!("t{i}: func(x: big);\n")).collect();
+    let wit = format!(
+        "package bomb:shared-enum;\ninterface api {{\nenum big {{ {} }}\n{functions}}}\nworld bomb {{ export api; }}",
+        cases.join(", ")
+    );
+    let component = component_of(&wit, None);
+    assert!(component.len() < 1 << 20, "{} bytes", component.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("enum-bomb.wasm");
+    std::fs::write(&path, &component).unwrap();
+    let mut child = std::process::Command::new(host_binary())
+        .args(["inspect", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut peak_kib = 0;
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        peak_kib = peak_kib.max(crate::harness::proc_kib(pid, "status", "VmHWM:"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "still loading");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "served: {stderr}");
+    // Each schema (about 200 KB) fits its own budget; together they do not.
+    assert!(stderr.contains("its tools' schemas together are larger than 16 MiB"), "{stderr}");
+    assert!(peak_kib < 512 << 10, "the host peaked at {} MiB", peak_kib >> 10);
+}
+
+/// A plain component of `wit`'s world (one package), its code the core
+/// module `module` (WAT) or, without one, a stub of every export.
+fn component_of(wit: &str, module: Option<&str>) -> Vec<u8> {
+    let mut resolve = wit_parser::Resolve::default();
+    let package = resolve.push_str("bomb.wit", wit).unwrap();
+    let world = resolve.select_world(&[package], None).unwrap();
+    let mut module = match module {
+        Some(text) => wat::parse_str(text).unwrap(),
+        None => wit_component::dummy_module(&resolve, world, wit_parser::ManglingAndAbi::Standard32),
+    };
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+    )
+    .unwrap();
+    wit_component::ComponentEncoder::default().module(&module).unwrap().validate(true).encode().unwrap()
+}
+
+/// A plain function returning a `list<flags>` of 32 flags, 100 000 elements
+/// with every flag set: about 400 KB of guest memory, and 3.2 million names
+/// cloned into `String`s as wasmtime lifts it, each charged two bytes of
+/// hostcall fuel. Before, under `--max-memory 32MiB`, one call grew the
+/// host by 606 MB (16 at once reached 3 GB); now the lift is stopped within
+/// the call's memory and the call fails naming it.
+#[tokio::test]
+async fn a_list_of_flags_is_lifted_within_the_calls_memory() {
+    // Two-letter names, distinct: fa…fz, then ga…gf.
+    let names: Vec<String> =
+        (0..32u8).map(|i| format!("{}{}", if i < 26 { 'f' } else { 'g' }, (b'a' + i % 26) as char)).collect();
+    let wit = format!(
+        "package bomb:flagged;\ninterface api {{\nflags bits {{ {} }}\nflags-bomb: func() -> list<bits>;\n}}\nworld bomb {{ export api; }}",
+        names.join(", ")
+    );
+    // Every flag set in each of 100 000 elements, at 1024: a list at 16.
+    let module = r#"(module
+        (memory (export "memory") 8)
+        (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (i32.const 0))
+        (func (export "bomb:flagged/api#flags-bomb") (result i32)
+            (memory.fill (i32.const 1024) (i32.const 255) (i32.const 400000))
+            (i32.store (i32.const 16) (i32.const 1024))
+            (i32.store (i32.const 20) (i32.const 100000))
+            (i32.const 16)))"#;
+    let component = component_of(&wit, Some(module));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flags-bomb.wasm");
+    std::fs::write(&path, component).unwrap();
+    let args = ["--component", path.to_str().unwrap(), "--max-memory", "32MiB"];
+    let host = Host::start(Start { args: args.map(String::from).to_vec(), ..Start::new("demo", &[]) }).await;
+    let pid = host.child.id().unwrap();
+    let before = crate::harness::proc_kib(pid, "status", "VmHWM:");
+    for _ in 0..4 {
+        let refused = host.call("api.flags-bomb", no_args()).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "{refused:?}");
+        assert!(text_of(&refused).contains("--max-memory"), "{refused:?}");
+    }
+    let grown = crate::harness::proc_kib(pid, "status", "VmHWM:").saturating_sub(before);
+    assert!(grown < 160 << 10, "the host's peak grew by {} MiB", grown >> 10);
 }
 
 #[tokio::test]

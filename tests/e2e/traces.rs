@@ -17,7 +17,7 @@ use prost::Message as _;
 use rmcp::model::{MetaObject, RequestMetaObject};
 use serde_json::json;
 
-use crate::harness::{Host, PATIENCE, Start, params, serve_posts};
+use crate::harness::{Host, PATIENCE, Start, params, serve_posts, text_of};
 
 /// An OTLP/HTTP receiver: every span of every `POST /v1/traces`.
 #[derive(Clone, Default)]
@@ -250,7 +250,10 @@ async fn a_tools_log_records_are_events_of_its_guest_span() {
 
 /// Over Streamable HTTP the trace context may come in the request's
 /// headers; when `params._meta` carries one too, `_meta` wins (it is per
-/// message), and the span says `network.transport` `tcp` and its session.
+/// message), and the span says `network.transport` `tcp` and its session
+/// by digest (the raw `Mcp-Session-Id` is the only secret that separates
+/// sessions without authorization). A `tracestate` holding ESC, BEL or a
+/// line feed is dropped, not exported into every span.
 #[tokio::test]
 async fn over_http_the_headers_carry_the_trace_context_and_meta_wins() {
     let receiver = Receiver::default();
@@ -261,7 +264,8 @@ async fn over_http_the_headers_carry_the_trace_context_and_meta_wins() {
     let call = |id: u64, text: &str, meta: Option<&str>| {
         let mut params = json!({ "name": "echo", "arguments": { "text": text } });
         if let Some(traceparent) = meta {
-            params["_meta"] = json!({ "traceparent": traceparent });
+            let forged = "evil=\u{1b}]0;owned\u{7}\nINFO forged";
+            params["_meta"] = json!({ "traceparent": traceparent, "tracestate": forged });
         }
         json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
     };
@@ -279,10 +283,16 @@ async fn over_http_the_headers_carry_the_trace_context_and_meta_wins() {
     let from_header = spans.iter().find(|span| hex(&span.trace_id) == TRACE_ID).expect("the header's trace");
     assert_eq!(hex(&from_header.parent_span_id), CLIENT_SPAN);
     assert_eq!(attribute(from_header, "network.transport").as_deref(), Some("tcp"));
-    assert_eq!(attribute(from_header, "mcp.session.id").as_deref(), Some(session.as_str()));
+    let shown = attribute(from_header, "mcp.session.id").expect("the session's digest");
+    assert_ne!(shown, session, "the raw session id was exported");
+    assert!(shown.len() == 16 && shown.bytes().all(|b| b.is_ascii_hexdigit()), "{shown}");
     let from_meta = spans.iter().find(|span| span.span_id != from_header.span_id).unwrap();
     assert_eq!(hex(&from_meta.trace_id), meta_trace, "_meta wins over the header");
     assert_eq!(hex(&from_meta.parent_span_id), "b7ad6b7169203331");
+    // Before: `evil=\x1b]0;owned\x07\nINFO forged`, verbatim.
+    assert_eq!(from_meta.trace_state, "", "a forged tracestate was exported");
+    let log = host.stderr.dump();
+    assert!(!log.contains(&session), "the raw session id is in the log:\n{log}");
 }
 
 /// `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: the same spans reach a collector
@@ -340,6 +350,53 @@ async fn a_collector_that_never_answers_slows_no_call_and_grows_no_memory() {
     }
     ten_thousand_calls_in_flat_memory(&url).await;
     assert!(!held.lock().unwrap().is_empty(), "the host did try to export");
+}
+
+/// A tool that floods its log, traced to a collector that never answers:
+/// each record is a span event, and the spans wait in the export queue.
+/// Before, a record of U+0001 was an event of five times its size, 128 to a
+/// span and 2 048 spans queued: 64 calls of a log flood took the host to
+/// 2.8 GB (56 MB untraced). Now a span keeps 16 events of at most 6 KiB and
+/// the queue 512 spans: tracing adds little to what the same calls cost
+/// untraced, measured side by side.
+#[tokio::test]
+async fn a_log_flood_traced_to_a_collector_that_never_answers_grows_the_host_boundedly() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    {
+        let held = held.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                held.lock().unwrap().push(stream);
+            }
+        });
+    }
+    let untraced = log_flood_growth_kib(&[]).await;
+    let traced = log_flood_growth_kib(&["--otlp-endpoint", &url]).await;
+    eprintln!("64 log floods: +{} MiB untraced, +{} MiB traced", untraced >> 10, traced >> 10);
+    // Before: some 250 MB more (64 spans of 50 events of 80 KiB).
+    assert!(traced < untraced + (96 << 10), "traced +{traced} KiB, untraced +{untraced} KiB");
+    assert!(!held.lock().unwrap().is_empty(), "the host did try to export");
+}
+
+/// How far the host's resident memory grows over 64 calls of a log flood
+/// (50 records of 1 MiB of U+0001 each), in KiB.
+async fn log_flood_growth_kib(extra: &[&str]) -> u64 {
+    let mut args = vec!["--timeout", "20s"];
+    args.extend_from_slice(extra);
+    let mut start = Start::new("hostile", &args);
+    start.env.push(("OTEL_BSP_SCHEDULE_DELAY".into(), "50".into()));
+    // The default filter: the tool's records are logged, and become events.
+    let host = Host::start(start).await;
+    let pid = host.child.id().unwrap();
+    let flood = || host.call("log_bomb", json!({ "mib": 1, "fill": "controls" }));
+    assert_eq!(text_of(&flood().await.unwrap()), "logged 50 records of 1 MiB");
+    let warmed = crate::harness::rss_kib(pid);
+    for _ in 0..64 {
+        assert_eq!(text_of(&flood().await.unwrap()), "logged 50 records of 1 MiB");
+    }
+    crate::harness::rss_kib(pid).saturating_sub(warmed)
 }
 
 /// A collector that is down (nothing listens on its port): the same.

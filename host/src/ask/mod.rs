@@ -317,9 +317,12 @@ impl CallChannel {
         let data = cut_to(data, self.caps.log_record);
         let logger = logger.map(|name| cut_to(name, LONGEST_LOGGER));
         {
-            // Escaped: a record cannot end the host's log line or move the cursor.
+            // Escaped: a record cannot end the host's log line or move the
+            // cursor. Cut to 1 KiB, as any outside text in a log line: the
+            // client gets the record whole (within --max-log-record); the
+            // host's log, and a traced call's span event, a bounded quote.
             let name = escape_controls(logger.as_deref().unwrap_or("tool"));
-            let text = escape_controls(&data);
+            let text = crate::log_text::escaped(&data);
             match level {
                 LoggingLevel::Debug => tracing::debug!(target: "tool", call_id, logger = %name, "{text}"),
                 LoggingLevel::Info | LoggingLevel::Notice => {

@@ -341,14 +341,14 @@ impl CallRunner {
                 let stop_now = stop_now.clone();
                 // The component's own names (without a prefix).
                 let (call_id, operation) = (call_id.to_string(), component.guest_operation(operation));
-                let bounds = (limits.max_output, limits.max_memory);
+                let max_memory = limits.max_memory;
                 let mut guest = guest;
                 async move {
                     let result = tokio::select! {
                         // A guest told to stop is not resumed.
                         biased;
                         () = stop_now.cancelled() => None,
-                        result = guest.call(&call_id, &operation, bounds) => Some(result),
+                        result = guest.call(&call_id, &operation, max_memory) => Some(result),
                     };
                     // The call future is dropped here: a guest still running is stopped.
                     (result, guest)

@@ -30,6 +30,8 @@
 
 mod docs;
 mod exports;
+mod lift;
+mod result_json;
 pub mod schema;
 #[cfg(test)]
 mod tests;
@@ -44,6 +46,7 @@ use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre
 use wasmtime::{AsContextMut, Engine};
 
 use crate::contract::types::{Annotations, CallError, CallResult, Content, ToolInfo};
+use crate::tool_name::MAX_TOOLS;
 
 pub use exports::LeftOut;
 pub use schema::Outcome;
@@ -83,6 +86,10 @@ pub struct Derived {
     pub left_out: Vec<LeftOut>,
 }
 
+/// Bytes of JSON Schema all of one plain component's tools may take
+/// together: 64 tools with schemas at their limit.
+const MAX_SCHEMA_BYTES: usize = 16 << 20;
+
 /// Reads a plain component's tools from its WIT (`bytes`, which wasmtime
 /// has compiled already, so they are a valid component).
 pub fn derive(bytes: &[u8]) -> Result<Derived> {
@@ -98,8 +105,19 @@ pub fn derive(bytes: &[u8]) -> Result<Derived> {
         docs::apply(package_docs, &mut resolve, world);
     }
     let (candidates, mut left_out) = exports::candidates(&resolve, world);
+    // Checked before any schema is written: past the cap, no schema is.
+    if candidates.len() > MAX_TOOLS {
+        bail!(
+            "it offers {} tools, more than the {MAX_TOOLS} the host accepts from one component",
+            candidates.len()
+        );
+    }
     let mut functions = Vec::new();
     let mut infos = Vec::new();
+    // Each schema is bounded as it is written (`schema`); together they are
+    // bounded too, so 1 024 functions of a schema at its limit each are
+    // refused, not held.
+    let mut schema_bytes = 0usize;
     for candidate in candidates {
         let path = match &candidate.interface {
             Some(interface) => format!("{interface}#{}", candidate.function.name),
@@ -107,6 +125,12 @@ pub fn derive(bytes: &[u8]) -> Result<Derived> {
         };
         match schema::function(&resolve, candidate.function) {
             Ok(schemas) => {
+                let input_schema = schemas.input.to_string();
+                let output_schema = schemas.output.map(|schema| schema.to_string());
+                schema_bytes += input_schema.len() + output_schema.as_ref().map_or(0, String::len);
+                if schema_bytes > MAX_SCHEMA_BYTES {
+                    bail!("its tools' schemas together are larger than {} MiB", MAX_SCHEMA_BYTES >> 20);
+                }
                 infos.push(ToolInfo {
                     name: candidate.tool.clone(),
                     title: None,
@@ -116,8 +140,8 @@ pub fn derive(bytes: &[u8]) -> Result<Derived> {
                         .contents
                         .as_ref()
                         .map(|docs| docs.trim().to_string()),
-                    input_schema: schemas.input.to_string(),
-                    output_schema: schemas.output.map(|schema| schema.to_string()),
+                    input_schema,
+                    output_schema,
                     annotations: Annotations {
                         read_only: None,
                         destructive: None,
@@ -155,6 +179,9 @@ struct Bound {
     index: ComponentExportIndex,
     params: Vec<(String, Type)>,
     result: Option<Type>,
+    /// [`lift::factor`] of the result type: the call's hostcall fuel is its
+    /// memory divided by it.
+    lift_factor: usize,
 }
 
 impl<T: Send + 'static> PlainCode<T> {
@@ -173,11 +200,13 @@ impl<T: Send + 'static> PlainCode<T> {
             .map(|function| {
                 let (index, func) = find(component, &ty, engine, function)
                     .with_context(|| format!("cannot find the export of tool `{}`", function.tool))?;
+                let result = func.results().next();
                 Ok(Bound {
                     function: function.clone(),
                     index,
                     params: func.params().map(|(name, ty)| (name.to_string(), ty)).collect(),
-                    result: func.results().next(),
+                    lift_factor: result.as_ref().map_or(1, lift::factor),
+                    result,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -205,16 +234,17 @@ impl<T: Send + 'static> PlainCode<T> {
     }
 
     /// Calls `tool` on `instance` with `arguments` (a JSON object, checked
-    /// against the tool's schema), its result lifted within `max_memory`
-    /// bytes of host memory and converted within `max_output`
-    /// bytes. `Err` is a trap (or a stop): the guest failed, not the tool.
+    /// against the tool's schema), its result lifted, and converted to
+    /// JSON, each within `max_memory` bytes of host memory (the result's
+    /// size as sent is checked against `--max-output` after, as any
+    /// tool's). `Err` is a trap (or a stop): the guest failed, not the tool.
     pub async fn call(
         &self,
         mut store: impl AsContextMut<Data = T>,
         instance: &Instance,
         tool: &str,
         arguments: &str,
-        (max_output, max_memory): (usize, usize),
+        max_memory: usize,
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
         let Some(bound) = self.bound.iter().find(|bound| bound.function.tool == tool) else {
             return Ok(Err(CallError::UnknownTool(tool.to_string())));
@@ -232,7 +262,11 @@ impl<T: Send + 'static> PlainCode<T> {
         };
         // wasmtime lifts the result into `Val`s (tens of bytes per list
         // element) before the host can measure it, charging the store's
-        // hostcall fuel, which `Guest::call` sets to the call's memory.
+        // hostcall fuel, which `Guest::call` sets to the call's memory; it
+        // under-charges names, so this function's share of it is smaller
+        // by as much as its result type can under-charge (`lift`).
+        let fuel = store.as_context_mut().hostcall_fuel().min(max_memory / bound.lift_factor);
+        store.as_context_mut().set_hostcall_fuel(fuel);
         let mut results = vec![Val::Bool(false); usize::from(bound.result.is_some())];
         if let Err(err) = func.call_async(&mut store, &params, &mut results).await {
             // wasmtime's error for it is private: known by its words.
@@ -248,7 +282,9 @@ impl<T: Send + 'static> PlainCode<T> {
         let (Some(ty), Some(val)) = (&bound.result, results.first()) else {
             return Ok(Ok(CallResult { content: Vec::new(), structured_content: None, is_error: false }));
         };
-        let mut budget = max_output;
+        // Converted within the call's memory, charged before the host
+        // allocates it (`result_json::to_json`).
+        let mut budget = max_memory;
         let (ty, val, failed) = match (bound.function.outcome, ty, val) {
             (Outcome::Fallible, Type::Result(result), Val::Result(outcome)) => match outcome {
                 Ok(ok) => (result.ok(), ok.as_deref(), false),
@@ -257,7 +293,7 @@ impl<T: Send + 'static> PlainCode<T> {
             _ => (Some(ty.clone()), Some(val), false),
         };
         let json = match (ty, val) {
-            (Some(ty), Some(val)) => match values::to_json(&ty, val, &mut budget) {
+            (Some(ty), Some(val)) => match result_json::to_json(&ty, val, &mut budget) {
                 Ok(json) => json,
                 Err(too_large) => {
                     return Ok(Err(CallError::Failed(format!("its result is too large: {too_large}"))));

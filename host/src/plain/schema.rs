@@ -6,8 +6,11 @@
 //! choose: type definitions are shared, and a schema written out from a
 //! shared one repeats it, so a few nested records can stand for a schema
 //! of millions of nodes. Each schema is written within [`MAX_TYPES`] type
-//! visits and [`MAX_DEPTH`] levels, and a function past them is left out;
-//! what is written is then held to the same limits as a guest's own schema.
+//! visits, [`MAX_DEPTH`] levels and a budget of bytes (the guest schema's
+//! own limit, charged for every name, case and doc *before* it is written,
+//! so one enum of 4 000 cases shared by 1 000 functions costs each function
+//! its budget, not gigabytes), and a function past them is left out; what
+//! is written is then held to the same limits as a guest's own schema.
 
 use serde_json::{Map, Value, json};
 use wit_parser::{Docs, Function, Handle, Resolve, Type, TypeDefKind};
@@ -18,6 +21,12 @@ use super::values::{INFINITY, NAN, NEG_INFINITY};
 const MAX_TYPES: usize = 1024;
 /// Nesting of types one schema may have.
 const MAX_DEPTH: usize = 24;
+/// Bytes one function's schemas may take, roughly as JSON text: what a
+/// guest's own schema may be ([`crate::schema::SCHEMA_LIMITS`]).
+const MAX_BYTES: usize = crate::schema::SCHEMA_LIMITS.max_bytes;
+/// What a type's own JSON costs besides its names and docs (its keywords
+/// and punctuation), charged per visit.
+const BYTES_PER_TYPE: usize = 64;
 
 /// Whether a schema describes what a client sends or what it receives: a
 /// 64-bit integer may be sent as a number or a string, and comes back as a
@@ -52,9 +61,10 @@ pub struct FunctionSchemas {
 
 /// The schemas of `function`, or why it cannot be called from JSON.
 pub fn function(resolve: &Resolve, function: &Function) -> Result<FunctionSchemas, String> {
-    let mut writer = Writer { resolve, visits: 0 };
+    let mut writer = Writer { resolve, visits: 0, bytes: 0 };
     let mut properties = Map::new();
     let mut required = Vec::new();
+    writer.charge_names(function.params.iter().map(|param| param.name.as_str()))?;
     for param in &function.params {
         let schema = writer.schema(&param.ty, Direction::In, 0)?;
         if !writer.is_option(&param.ty) {
@@ -93,9 +103,33 @@ pub fn function(resolve: &Resolve, function: &Function) -> Result<FunctionSchema
 struct Writer<'a> {
     resolve: &'a Resolve,
     visits: usize,
+    /// Bytes charged so far, against [`MAX_BYTES`].
+    bytes: usize,
 }
 
 impl Writer<'_> {
+    /// Charges `bytes` before they are written; an error past the budget.
+    fn charge(&mut self, bytes: usize) -> Result<(), String> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > MAX_BYTES {
+            return Err(format!("its schemas would be larger than {} KiB", MAX_BYTES >> 10));
+        }
+        Ok(())
+    }
+
+    /// Charges the names of `names` (each quoted, with its comma).
+    fn charge_names<'n>(&mut self, names: impl Iterator<Item = &'n str>) -> Result<(), String> {
+        let bytes = names.map(|name| name.len() + 3).fold(0usize, usize::saturating_add);
+        self.charge(bytes)
+    }
+
+    /// [`describe`], charging the docs first.
+    fn describe(&mut self, schema: &mut Value, docs: &Docs) -> Result<(), String> {
+        self.charge(docs.contents.as_deref().map_or(0, str::len))?;
+        describe(schema, docs);
+        Ok(())
+    }
+
     /// `ty` without its aliases.
     fn kind(&self, ty: &Type) -> Option<&TypeDefKind> {
         let mut ty = *ty;
@@ -127,6 +161,7 @@ impl Writer<'_> {
                 "its types are too large to describe (more than {MAX_TYPES} types or {MAX_DEPTH} levels)"
             ));
         }
+        self.charge(BYTES_PER_TYPE)?;
         let integer = |min: i64, max: i64| json!({ "type": "integer", "minimum": min, "maximum": max });
         let wide = |min: Value, max: Value, pattern: &str| match direction {
             Direction::In => json!({
@@ -172,9 +207,10 @@ impl Writer<'_> {
             TypeDefKind::Record(record) => {
                 let mut properties = Map::new();
                 let mut required = Vec::new();
+                self.charge_names(record.fields.iter().map(|field| field.name.as_str()))?;
                 for field in &record.fields {
                     let mut field_schema = self.schema(&field.ty, direction, depth)?;
-                    describe(&mut field_schema, &field.docs);
+                    self.describe(&mut field_schema, &field.docs)?;
                     if !self.is_option(&field.ty) {
                         required.push(Value::String(field.name.clone()));
                     }
@@ -200,8 +236,10 @@ impl Writer<'_> {
                 json!({ "type": "array", "prefixItems": items, "minItems": n, "maxItems": n })
             }
             TypeDefKind::Variant(variant) => {
+                self.charge_names(variant.cases.iter().map(|case| case.name.as_str()))?;
                 let mut cases = Vec::with_capacity(variant.cases.len());
                 for case in &variant.cases {
+                    self.charge(BYTES_PER_TYPE)?;
                     let mut properties = Map::new();
                     properties.insert("tag".into(), json!({ "const": case.name }));
                     let mut required = vec![json!("tag")];
@@ -215,16 +253,18 @@ impl Writer<'_> {
                         "required": required,
                         "additionalProperties": false,
                     });
-                    describe(&mut case_schema, &case.docs);
+                    self.describe(&mut case_schema, &case.docs)?;
                     cases.push(case_schema);
                 }
                 json!({ "oneOf": cases })
             }
             TypeDefKind::Enum(enumeration) => {
+                self.charge_names(enumeration.cases.iter().map(|case| case.name.as_str()))?;
                 let names: Vec<_> = enumeration.cases.iter().map(|case| case.name.clone()).collect();
                 json!({ "type": "string", "enum": names })
             }
             TypeDefKind::Flags(flags) => {
+                self.charge_names(flags.flags.iter().map(|flag| flag.name.as_str()))?;
                 let names: Vec<_> = flags.flags.iter().map(|flag| flag.name.clone()).collect();
                 json!({ "type": "array", "items": { "enum": names }, "uniqueItems": true })
             }
@@ -282,7 +322,7 @@ impl Writer<'_> {
                 ));
             }
         };
-        describe(&mut schema, &def.docs);
+        self.describe(&mut schema, &def.docs)?;
         Ok(schema)
     }
 }

@@ -1,12 +1,11 @@
-//! JSON to component values and back, for plain components (the rules are
-//! in [`super`]'s docs; [`super::schema`] writes the same rules as JSON
-//! Schema).
+//! JSON arguments to component values, for plain components (the rules
+//! are in [`super`]'s docs; [`super::schema`] writes the same rules as JSON
+//! Schema, and [`super::result_json`] writes results by them).
 //!
 //! Arguments were checked against the tool's schema already, but the
 //! schema cannot say everything (a 64-bit integer written as a string,
 //! base64, one `char`), so every conversion here checks again and names
-//! the argument that is wrong. Results are converted within a byte budget:
-//! a guest's result costs the host at most that much JSON.
+//! the argument that is wrong.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -22,11 +21,6 @@ pub struct ArgumentError {
     /// What is wrong with it.
     pub why: String,
 }
-
-/// A result larger than the budget it was converted within.
-#[derive(Debug, thiserror::Error)]
-#[error("it is larger than --max-output allows")]
-pub struct TooLarge;
 
 /// The texts that stand for float values JSON has no number for.
 pub const NAN: &str = "NaN";
@@ -236,16 +230,32 @@ pub fn is_bytes(ty: &Type) -> bool {
 /// 64-bit values travel without losing precision), checked against `T`'s
 /// exact range.
 fn integer<T: TryFrom<i128> + Bounded>(value: &Value, path: &str) -> Result<T, ArgumentError> {
+    let wrong = |why: String| ArgumentError { path: path.to_string(), why };
+    // serde_json reads an integer literal within 64 bits exactly; any other
+    // number (out of range, or written with a fraction or an exponent) as a
+    // double, which past 2^53 stands for many integers: it cannot say which
+    // one the client meant, so it is refused rather than rounded.
+    const EXACT: f64 = (1u64 << 53) as f64;
+    if let Some(f) = value.as_number().filter(|n| !n.is_i64() && !n.is_u64()).and_then(Number::as_f64)
+        && f.fract() == 0.0
+        && f.abs() > EXACT
+    {
+        return Err(wrong(format!(
+            "must be between {} and {}, written exactly: past ±2^53 as an integer without a \
+             fraction or exponent, or as a decimal string",
+            T::MIN,
+            T::MAX
+        )));
+    }
     let wide: Option<i128> = match value {
-        Value::Number(number) => number
-            .as_i64()
-            .map(i128::from)
-            .or_else(|| number.as_u64().map(i128::from))
-            .or_else(|| number.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e38).map(|f| f as i128)),
+        Value::Number(number) => {
+            number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from)).or_else(|| {
+                number.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= EXACT).map(|f| f as i128)
+            })
+        }
         Value::String(text) if is_decimal(text) => text.parse::<i128>().ok(),
         _ => None,
     };
-    let wrong = |why: String| ArgumentError { path: path.to_string(), why };
     let wide = wide.ok_or_else(|| wrong("must be an integer (or a decimal string)".into()))?;
     T::try_from(wide).map_err(|_| wrong(format!("must be between {} and {}", T::MIN, T::MAX)))
 }
@@ -283,120 +293,6 @@ fn float(value: &Value, path: &str) -> Result<f64, ArgumentError> {
         path: path.to_string(),
         why: format!("must be a number (or \"{NAN}\", \"{INFINITY}\", \"{NEG_INFINITY}\")"),
     })
-}
-
-/// A component value of type `ty` as JSON, by the rules [`from_json`]
-/// reads, within `budget` bytes (roughly what its JSON text takes).
-pub fn to_json(ty: &Type, val: &Val, budget: &mut usize) -> Result<Value, TooLarge> {
-    spend(budget, 8)?;
-    Ok(match (ty, val) {
-        (_, Val::Bool(b)) => Value::Bool(*b),
-        (_, Val::S8(n)) => Value::from(*n),
-        (_, Val::U8(n)) => Value::from(*n),
-        (_, Val::S16(n)) => Value::from(*n),
-        (_, Val::U16(n)) => Value::from(*n),
-        (_, Val::S32(n)) => Value::from(*n),
-        (_, Val::U32(n)) => Value::from(*n),
-        // Beyond 2^53 most clients' JSON numbers lose digits: strings.
-        (_, Val::S64(n)) => Value::String(n.to_string()),
-        (_, Val::U64(n)) => Value::String(n.to_string()),
-        // The shortest text that reads back as the same f32, so 0.1 stays
-        // 0.1 rather than 0.10000000149011612.
-        (_, Val::Float32(f)) => float_json(f.to_string().parse::<f64>().unwrap_or(f64::from(*f))),
-        (_, Val::Float64(f)) => float_json(*f),
-        (_, Val::Char(c)) => Value::String(c.to_string()),
-        (_, Val::String(text)) => {
-            spend(budget, text.len())?;
-            Value::String(text.clone())
-        }
-        (Type::List(list), Val::List(items)) if is_bytes(&list.ty()) => {
-            spend(budget, items.len() * 4 / 3)?;
-            let bytes: Vec<u8> =
-                items.iter().map(|item| if let Val::U8(b) = item { *b } else { 0 }).collect();
-            Value::String(BASE64.encode(bytes))
-        }
-        (Type::List(list), Val::List(items)) => {
-            let element = list.ty();
-            Value::Array(items.iter().map(|item| to_json(&element, item, budget)).collect::<Result<_, _>>()?)
-        }
-        (Type::Tuple(tuple), Val::Tuple(items)) => Value::Array(
-            tuple
-                .types()
-                .zip(items)
-                .map(|(ty, item)| to_json(&ty, item, budget))
-                .collect::<Result<_, _>>()?,
-        ),
-        (Type::Record(record), Val::Record(fields)) => {
-            let mut object = Map::with_capacity(fields.len());
-            for (field, (name, item)) in record.fields().zip(fields) {
-                spend(budget, name.len())?;
-                object.insert(name.clone(), to_json(&field.ty, item, budget)?);
-            }
-            Value::Object(object)
-        }
-        (Type::Variant(variant), Val::Variant(tag, payload)) => {
-            let mut object = Map::new();
-            object.insert("tag".into(), Value::String(tag.clone()));
-            let case = variant.cases().find(|case| case.name == tag.as_str()).and_then(|case| case.ty);
-            if let (Some(payload), Some(ty)) = (payload, case) {
-                object.insert("value".into(), to_json(&ty, payload, budget)?);
-            }
-            Value::Object(object)
-        }
-        (_, Val::Enum(name)) => Value::String(name.clone()),
-        (_, Val::Flags(names)) => {
-            Value::Array(names.iter().map(|name| Value::String(name.clone())).collect())
-        }
-        (_, Val::Option(None)) => Value::Null,
-        (Type::Option(option), Val::Option(Some(inner))) => {
-            let inner_ty = option.ty();
-            let inner = to_json(&inner_ty, inner, budget)?;
-            if matches!(inner_ty, Type::Option(_)) {
-                let mut object = Map::new();
-                object.insert("some".into(), inner);
-                Value::Object(object)
-            } else {
-                inner
-            }
-        }
-        (Type::Result(result), Val::Result(outcome)) => {
-            let (key, payload, ty) = match outcome {
-                Ok(payload) => ("ok", payload, result.ok()),
-                Err(payload) => ("err", payload, result.err()),
-            };
-            let payload = match (payload, ty) {
-                (Some(payload), Some(ty)) => to_json(&ty, payload, budget)?,
-                _ => Value::Null,
-            };
-            let mut object = Map::new();
-            object.insert(key.into(), payload);
-            Value::Object(object)
-        }
-        // Functions with other types are not tools (`super::exports`), and
-        // wasmtime lifts a result as its type says.
-        _ => Value::Null,
-    })
-}
-
-/// Takes `bytes` from what is left of a result's budget.
-fn spend(budget: &mut usize, bytes: usize) -> Result<(), TooLarge> {
-    match budget.checked_sub(bytes) {
-        Some(left) => {
-            *budget = left;
-            Ok(())
-        }
-        None => Err(TooLarge),
-    }
-}
-
-/// A float as a JSON number, or as `"NaN"`, `"Infinity"` or `"-Infinity"`.
-fn float_json(f: f64) -> Value {
-    match Number::from_f64(f) {
-        Some(number) => Value::Number(number),
-        None if f.is_nan() => Value::String(NAN.into()),
-        None if f > 0.0 => Value::String(INFINITY.into()),
-        None => Value::String(NEG_INFINITY.into()),
-    }
 }
 
 /// `name` as one JSON Pointer token (RFC 6901).

@@ -23,8 +23,9 @@ use crate::limits::HumanBytes;
 use crate::log_text::escape_controls;
 
 /// A line longer than this is logged in pieces, so an endless line is not
-/// held back until the call ends.
-const LONGEST_LINE: usize = 4 << 10;
+/// held back until the call ends; the size of any outside text in a log
+/// line (and a traced call's span event), so nothing is cut from a piece.
+const LONGEST_LINE: usize = crate::log_text::MAX_LOGGED_TEXT;
 
 /// What a guest may be offered to write at once (wasmtime-wasi's own stdio
 /// offers the same).

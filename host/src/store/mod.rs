@@ -210,13 +210,13 @@ impl Guest {
 
     /// Runs `operation` (named as the component names things), with the
     /// call's `cancelled` handed to the guest; for a plain component, the
-    /// tool's function, its result converted within `max_output` bytes
-    /// (lifted within `max_memory`).
+    /// tool's function, its result lifted and converted within
+    /// `max_memory` of host memory (the call's `--max-memory`).
     pub async fn call(
         &mut self,
         call_id: &str,
         operation: &Operation,
-        (max_output, max_memory): (usize, usize),
+        max_memory: usize,
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
         self.store.data_mut().sandbox.enter();
         // What wasmtime may allocate on the host for data the guest hands
@@ -234,9 +234,7 @@ impl Guest {
                     return Err(wasmtime::format_err!("a plain component offers only tools"));
                 };
                 let plain = plain.clone();
-                return plain
-                    .call(&mut self.store, &instance, name, arguments, (max_output, max_memory))
-                    .await;
+                return plain.call(&mut self.store, &instance, name, arguments, max_memory).await;
             }
             _ => return Err(wasmtime::format_err!("a component made an instance of the other kind")),
         };

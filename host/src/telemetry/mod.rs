@@ -5,9 +5,15 @@
 //! standard `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`):
 //! otherwise no layer is installed at all, so tracing costs nothing. When on,
 //! spans are batched and exported from the SDK's own thread with a bounded
-//! queue (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by default; spans past it are
-//! dropped, counted by the SDK), so a collector that is down or slow never
-//! slows a call and never grows memory. The protocol is HTTP/protobuf, or
+//! queue (`OTEL_BSP_MAX_QUEUE_SIZE`, at most [`MAX_QUEUED_SPANS`]; spans past
+//! it are dropped, counted by the SDK), so a collector that is down or slow
+//! never slows a call. What a queued span can hold is bounded too: at most
+//! [`MAX_EVENTS_PER_SPAN`] events (a tool's log records and output lines,
+//! each cut to 1 KiB before it is escaped, so at most 6 KiB), and
+//! attributes the host wrote from bounded, escaped values. So the queue's
+//! worst case is [`MAX_QUEUED_SPANS`] × ([`MAX_EVENTS_PER_SPAN`] × 6 KiB +
+//! its attributes), under 64 MiB, whatever the tools log and whether or not
+//! the collector answers. The protocol is HTTP/protobuf, or
 //! gRPC with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` (or `..._TRACES_PROTOCOL`).
 //! The rest is configured the standard way: `OTEL_SERVICE_NAME`,
 //! `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER(_ARG)`,
@@ -36,6 +42,14 @@ static ON: OnceLock<bool> = OnceLock::new();
 
 /// How long the host waits at exit for the last spans to be exported.
 const FLUSH_AT_EXIT: Duration = Duration::from_secs(2);
+
+/// The most spans waiting for export; `OTEL_BSP_MAX_QUEUE_SIZE` may ask for
+/// fewer, not more. The SDK allocates what a span holds outside any budget
+/// of ours, so its input is bounded instead (see the module doc).
+pub const MAX_QUEUED_SPANS: usize = 512;
+
+/// The most events one span keeps (the SDK drops the rest, counted).
+pub const MAX_EVENTS_PER_SPAN: u32 = 16;
 
 /// The exporter, kept to flush it at exit.
 pub struct Telemetry {
@@ -141,7 +155,21 @@ where
     } else {
         Resource::builder().with_service_name("mcp-wasm-host").build()
     };
-    let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+    let queue = std::env::var(opentelemetry_sdk::trace::OTEL_BSP_MAX_QUEUE_SIZE)
+        .ok()
+        .and_then(|asked| asked.parse::<usize>().ok())
+        .map_or(MAX_QUEUED_SPANS, |asked| asked.clamp(1, MAX_QUEUED_SPANS));
+    let batches = opentelemetry_sdk::trace::BatchConfigBuilder::default()
+        .with_max_queue_size(queue)
+        .with_max_export_batch_size(queue.min(512))
+        .build();
+    let processor =
+        opentelemetry_sdk::trace::BatchSpanProcessor::builder(exporter).with_batch_config(batches).build();
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .with_max_events_per_span(MAX_EVENTS_PER_SPAN)
+        .with_resource(resource)
+        .build();
     let tracer = provider.tracer("mcp-wasm-host");
     opentelemetry::global::set_text_map_propagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),

@@ -30,10 +30,11 @@ pub(crate) async fn serve(
     shutdown: CancellationToken,
     stats: Arc<Stats>,
     eof_drain: Duration,
+    max_request_memory: usize,
 ) -> Result<()> {
     // On the reactor, not the blocking pool: no thread hand-off per frame.
     let (input, output) = stdio_streams::streams();
-    let ledger = Arc::new(Ledger::new(shutdown.clone()));
+    let ledger = Arc::new(Ledger::new(shutdown.clone(), max_request_memory));
     let audit = stats.audit().clone();
     let ending = Ending::new(ledger, eof_drain, server.loaded(), shutdown.clone(), audit.clone());
     let running = tokio::select! {

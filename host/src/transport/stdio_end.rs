@@ -19,7 +19,7 @@
 //! half notes what arrives, the writing half what goes out. [`Ending`] is
 //! the reading half's wait at the end of input.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -40,10 +40,15 @@ use crate::transport::signal::SHUTDOWN_BUDGET;
 const LOAD_WAIT: Duration = crate::mcp::LOAD_WAIT;
 
 /// The requests each way still waiting for an answer, shared by the reading
-/// and the writing half of stdio.
+/// and the writing half of stdio, and what the client's requests hold of
+/// the host's memory until they are answered (`--max-request-memory`, as
+/// over HTTP: each frame is charged what it costs parsed before it is
+/// parsed, [`crate::json_size::parsed_cost`]).
 #[derive(Default)]
 pub(crate) struct Ledger {
     open: Mutex<Open>,
+    /// What all requests in flight may hold together.
+    memory_limit: usize,
     /// Woken when an answer goes out or a question must be failed.
     changed: Notify,
     /// Fired when stdout cannot be written: the client is gone.
@@ -52,8 +57,10 @@ pub(crate) struct Ledger {
 
 #[derive(Default)]
 struct Open {
-    /// Requests from the client not answered yet.
-    received: HashSet<RequestId>,
+    /// Requests from the client not answered yet, with what each holds.
+    received: HashMap<RequestId, usize>,
+    /// What they hold together.
+    held: usize,
     /// Requests to the client not answered yet.
     asked: HashSet<RequestId>,
     /// Requests to the client to fail: it can no longer answer them.
@@ -62,22 +69,54 @@ struct Open {
     ended: bool,
 }
 
+impl Open {
+    /// Request `id` is answered (or cancelled): what it held is free.
+    fn answered(&mut self, id: &RequestId) {
+        if let Some(cost) = self.received.remove(id) {
+            self.held -= cost;
+        }
+    }
+}
+
 impl Ledger {
-    /// A ledger that fires `shutdown` when the output fails.
-    pub(crate) fn new(shutdown: CancellationToken) -> Self {
-        Ledger { shutdown, ..Ledger::default() }
+    /// A ledger that fires `shutdown` when the output fails, and lets
+    /// requests in flight hold `memory_limit` bytes of memory together.
+    pub(crate) fn new(shutdown: CancellationToken, memory_limit: usize) -> Self {
+        Ledger { shutdown, memory_limit, ..Ledger::default() }
+    }
+
+    /// Whether a frame costing `cost` may be parsed now: with what the
+    /// requests in flight hold, it fits `--max-request-memory`. A refusal
+    /// says how much is held.
+    pub(crate) fn room_for(&self, cost: usize) -> Result<(), String> {
+        let held = self.lock().held;
+        if held.saturating_add(cost) <= self.memory_limit {
+            return Ok(());
+        }
+        let shown = crate::limits::HumanBytes;
+        Err(format!(
+            "the request would take {} of memory once parsed, and requests in flight hold {} of the {} \
+             they may hold together (--max-request-memory); retry once some are answered",
+            shown(cost),
+            shown(held),
+            shown(self.memory_limit)
+        ))
     }
 
     fn lock(&self) -> MutexGuard<'_, Open> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Notes a message read from the client.
-    pub(crate) fn read(&self, message: &RxJsonRpcMessage<RoleServer>) {
+    /// Notes a message read from the client; a request holds `cost` until
+    /// it is answered.
+    pub(crate) fn read(&self, message: &RxJsonRpcMessage<RoleServer>, cost: usize) {
         let mut open = self.lock();
         match message {
             JsonRpcMessage::Request(request) => {
-                open.received.insert(request.id.clone());
+                if let Some(before) = open.received.insert(request.id.clone(), cost) {
+                    open.held -= before;
+                }
+                open.held += cost;
             }
             JsonRpcMessage::Response(response) => {
                 open.asked.remove(&response.id);
@@ -92,7 +131,7 @@ impl Ledger {
                 if let ClientNotification::CancelledNotification(cancelled) = &notification.notification
                     && let Some(id) = &cancelled.params.request_id
                 {
-                    open.received.remove(id);
+                    open.answered(id);
                 }
             }
         }
@@ -112,12 +151,12 @@ impl Ledger {
                 true
             }
             JsonRpcMessage::Response(response) => {
-                open.received.remove(&response.id);
+                open.answered(&response.id);
                 true
             }
             JsonRpcMessage::Error(error) => {
                 if let Some(id) = &error.id {
-                    open.received.remove(id);
+                    open.answered(id);
                 }
                 true
             }
@@ -308,16 +347,24 @@ mod tests {
 
     #[test]
     fn a_cancelled_request_is_owed_no_answer_and_questions_fail_once_input_ends() {
-        let ledger = Ledger::default();
+        let ledger = Ledger::new(CancellationToken::new(), 1 << 20);
         let call = |id: u64| {
             message(serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
                 "params": { "name": "echo", "arguments": {} } }))
         };
-        ledger.read(&call(1));
-        ledger.read(&call(2));
-        ledger.read(&message(serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": { "requestId": 2 } })));
+        ledger.read(&call(1), 100);
+        ledger.read(&call(2), 200);
+        ledger.read(
+            &message(serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": 2 } })),
+            50,
+        );
         assert_eq!(ledger.unanswered(), 1);
+        // The cancelled request's charge is free again; the open one's is held.
+        assert_eq!(ledger.lock().held, 100);
+        assert!(ledger.room_for((1 << 20) - 100).is_ok());
+        let refused = ledger.room_for((1 << 20) - 99).unwrap_err();
+        assert!(refused.contains("--max-request-memory"), "{refused}");
 
         let asked: TxJsonRpcMessage<RoleServer> = serde_json::from_value(serde_json::json!({
             "jsonrpc": "2.0", "id": 7, "method": "ping" }))

@@ -30,6 +30,15 @@ use super::stdio_end::{Ending, Ledger};
 /// The longest line read (rmcp's own cap, so stdio takes what HTTP takes).
 pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
+/// What a request holds while it lives, in copies of its text: the parsed
+/// message (its strings) and the call's own arguments. The line itself is
+/// reused for the next one.
+const FRAME_COPIES: usize = 2;
+
+/// The JSON-RPC error for a frame refused for want of memory: a server
+/// error, which a client may retry.
+const BUSY: i64 = -32000;
+
 /// The server's side of stdio as an rmcp transport.
 pub(crate) struct StdioFrames<R, W> {
     read: BufReader<R>,
@@ -175,11 +184,20 @@ where
                     self.head = Vec::new();
                 }
                 LineRead::Whole => {
+                    // Charged before it is parsed: a line of zeros costs many
+                    // times its size as a message.
+                    let cost = crate::json_size::parsed_cost(&self.line, FRAME_COPIES);
+                    if let Err(why) = self.ledger.room_for(cost) {
+                        tracing::debug!("a frame was refused: {why}");
+                        self.reply = Some(error_frame(request_id(&self.line), BUSY, &why));
+                        self.line.clear();
+                        continue;
+                    }
                     let parsed = read_frame(&self.line);
                     self.line.clear();
                     match parsed {
                         Frame::Message(message) => {
-                            self.ledger.read(&message);
+                            self.ledger.read(&message, cost);
                             return Some(message);
                         }
                         Frame::Nothing => {}

@@ -8,9 +8,12 @@
 //!
 //! A body costs about three times its size while its call lives: the
 //! bytes, rmcp's parsed message, and the call's own copy of its arguments.
-//! So each is charged [`COPIES`] times its size. Without the budget, 300
-//! connections each sending a 4 MiB `tools/call` to a host running one
-//! call at a time held 3 GB within 3 s.
+//! So each is charged [`COPIES`] times its size as it is read, and once read
+//! (before rmcp parses it) topped up to what its parsed values cost
+//! ([`crate::json_size::parsed_cost`]): an array of zeros is many times its
+//! size once parsed. Without the budget, 300 connections each sending a
+//! 4 MiB `tools/call` to a host running one call at a time held 3 GB within
+//! 3 s; charged by size alone, 40 bodies of zeros queued behind one call did.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +53,8 @@ pub(super) struct HeldBody {
 pub(super) enum Refusal {
     /// Over rmcp's 4 MiB cap.
     TooLarge,
+    /// What its values would cost parsed is more than the whole budget.
+    TooCostly(usize, usize),
     /// The connection failed mid-body.
     Unreadable(String),
     /// It did not arrive within `--http-body-timeout`.
@@ -99,14 +104,24 @@ impl BodyBudget {
             Ok(Err(refusal)) => return Err(refusal),
             Err(_) => return Err(Refusal::TimedOut(timeout)),
         }
+        // Before anything parses it: what its values will cost.
+        self.charge_cost(&mut held, crate::json_size::parsed_cost(&buffer, COPIES))?;
         held.bytes = buffer.freeze();
         Ok(held)
     }
 
     /// Makes `held`'s charge cover a body of `size` bytes.
     fn charge(&self, held: &mut HeldBody, size: usize) -> Result<(), Refusal> {
+        self.charge_cost(held, size.saturating_mul(COPIES))
+    }
+
+    /// Makes `held`'s charge cover `needed` bytes of host memory.
+    fn charge_cost(&self, held: &mut HeldBody, needed: usize) -> Result<(), Refusal> {
+        if needed > self.limit {
+            // It could never be served, however long it waited.
+            return Err(Refusal::TooCostly(needed, self.limit));
+        }
         let charged = held.charge.as_ref().map_or(0, OwnedSemaphorePermit::num_permits);
-        let needed = size.saturating_mul(COPIES);
         if needed <= charged {
             return Ok(());
         }
@@ -141,6 +156,15 @@ impl Refusal {
             Refusal::TooLarge => plain(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("Payload Too Large: request body exceeds {MAX_BODY} bytes"),
+            ),
+            Refusal::TooCostly(cost, limit) => plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "Payload Too Large: the request would take {} of memory once parsed, more than \
+                     all request bodies may hold at once ({}, --max-request-memory)",
+                    HumanBytes(*cost),
+                    HumanBytes(*limit)
+                ),
             ),
             Refusal::Unreadable(err) => {
                 plain(StatusCode::BAD_REQUEST, format!("Bad Request: unreadable body: {err}"))
