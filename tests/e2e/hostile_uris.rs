@@ -56,10 +56,10 @@ async fn a_long_uri_against_long_templates_costs_the_protocol_runtime_nothing() 
 #[tokio::test]
 async fn a_long_uri_announced_by_a_tool_is_dropped_within_the_calls_deadline() {
     let host = Host::start(Start::new("hostile-long-templates", &["--timeout", "3s"])).await;
-    let started = Instant::now();
+    // A call past its `--timeout` would be stopped and answered as an error:
+    // its own result says it ended within the deadline.
     let result = host.call("announce_long_uri", json!({ "kib": 8 << 10 })).await.unwrap();
     assert_eq!(text_of(&result), "announced", "{result:?}");
-    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     host.stderr
         .wait_for_event("the dropped update", |event| event.message().contains("too long to be a resource"))
         .await;
