@@ -30,7 +30,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -160,8 +160,8 @@ impl StateKeys {
     /// once the longest lease has passed. `longest_lease` is how long a
     /// redeemed state is remembered.
     pub fn load(path: &Path, longest_lease: Duration) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the state key file {}", path.display()))?;
+        // Read as the other secret files are: bounded, regular files only.
+        let text = crate::secret_file::read(path, "--state-key-file", crate::secret_file::MAX_SECRETS_FILE)?;
         warn_if_readable_by_others(path);
         let mut keys: Vec<(String, Vec<u8>)> = Vec::new();
         for (number, line) in text.lines().enumerate() {

@@ -1,5 +1,6 @@
 //! Files that hold secrets (`--env-file`, `--config-var-file`,
-//! `--auth-client-secret-file`): read once at start, bounded, and only when
+//! `--auth-client-secret-file`, `--state-key-file`, the Docker config's
+//! registry credentials): read once, bounded, and only when
 //! they are regular files. A FIFO would hang the start and `/dev/zero`
 //! would fill the memory; both are refused before a byte is read. No error
 //! quotes what such a file holds.

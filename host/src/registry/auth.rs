@@ -59,11 +59,8 @@ fn docker_config_path() -> Option<PathBuf> {
 }
 
 fn from_docker_config(path: &std::path::Path, registry: &str) -> Option<RegistryAuth> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_CONFIG_BYTES {
-        return None;
-    }
-    let text = std::fs::read_to_string(path).ok()?;
+    // Bounded, regular files only, with no window between the check and the read.
+    let text = crate::secret_file::read(path, "the Docker config", MAX_CONFIG_BYTES).ok()?;
     let config: DockerConfig = match serde_json::from_str(&text) {
         Ok(config) => config,
         Err(err) => {
