@@ -317,10 +317,11 @@ pub struct ServeArgs {
     pub max_connections: u32,
 
     /// Memory that requests may hold at once, all together, from their first
-    /// byte until their answer is written (over stdio too; each
-    /// is charged three times its size, the bytes, the parsed message and
-    /// the call's arguments, and 96 bytes for each JSON value in it). Past
-    /// it a request is answered 503 with Retry-After.
+    /// byte until their answer is written: an HTTP body is charged three
+    /// times its size (the bytes, the parsed message, the call's arguments),
+    /// a stdio frame twice, and each 96 bytes for every JSON value in it,
+    /// before it is parsed. Past it an HTTP request is answered 503 with
+    /// Retry-After, a stdio frame -32000.
     #[arg(long, value_name = "SIZE", default_value = "512MiB", value_parser = parse_bytes)]
     pub max_request_memory: usize,
 

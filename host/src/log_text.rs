@@ -12,7 +12,7 @@
 //! U+2029). Cut, it cannot fill the log with one line. Call sites wrap the
 //! text in [`escaped`] (`%escaped(&name)` in a `tracing` field, `{}` in a
 //! message); the log's writer ([`OneLinePerEvent`]) is the backstop for a
-//! field that was not. JSON shown to a person goes through [`SafeJson`],
+//! field that was not. JSON shown to a person goes through [`safe_json`],
 //! which writes the same characters as `\u` escapes (the same JSON value).
 
 use std::borrow::Cow;

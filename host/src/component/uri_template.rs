@@ -5,10 +5,10 @@
 //! is found with `str::find`, linear in what it scans, and what it scans is
 //! then consumed), and no URI past [`MAX_MATCHED_URI`] is looked at at all.
 
+use crate::limits::MAX_MATCHED_URI;
+
 /// The most variables one template holds.
 const MAX_VARIABLES: usize = 16;
-
-use crate::limits::MAX_MATCHED_URI;
 
 /// A parsed template.
 #[derive(Clone, Debug)]

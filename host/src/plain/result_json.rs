@@ -20,10 +20,11 @@ pub struct TooLarge;
 /// `Value` (32 bytes) and its slot in the array or map holding it.
 const VALUE_COST: usize = 48;
 
-/// A component value of type `ty` as JSON, by the rules [`from_json`]
-/// reads, within `budget` bytes of host memory, each piece charged before
-/// it is made: [`VALUE_COST`] a value, and the bytes of its strings (a
-/// flag, a case, a tag or a field's name each a string of its own).
+/// A component value of type `ty` as JSON, by the rules
+/// [`super::values::from_json`] reads, within `budget` bytes of host
+/// memory, each piece charged before it is made: [`VALUE_COST`] a value,
+/// and the bytes of its strings (a flag, a case, a tag or a field's name
+/// each a string of its own).
 pub fn to_json(ty: &Type, val: &Val, budget: &mut usize) -> Result<Value, TooLarge> {
     spend(budget, VALUE_COST)?;
     Ok(match (ty, val) {
