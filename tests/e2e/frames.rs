@@ -11,23 +11,48 @@ use tokio::process::Command;
 
 use crate::harness::{PATIENCE, guest, host_binary};
 
-#[tokio::test]
-async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
-    let mut child = Command::new(host_binary())
-        .args(["--component", guest("demo").to_str().unwrap()])
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
-    // The next answer on stdout; every line must be a JSON-RPC message.
-    let mut next = async || -> Value {
+/// The host serving the demo over stdio, written to and read from frame by
+/// frame, with its session initialized.
+struct RawHost {
+    child: tokio::process::Child,
+    input: tokio::process::ChildStdin,
+    output: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawHost {
+    async fn start(extra: &[&str]) -> RawHost {
+        let mut child = Command::new(host_binary())
+            .args(["--component", guest("demo").to_str().unwrap()])
+            .args(extra)
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut host = RawHost { child, input, output };
+        let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "frames", "version": "1" } } });
+        host.send(&init.to_string()).await;
+        assert_eq!(host.next().await["id"], 0);
+        host.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+        host
+    }
+
+    /// Writes `frame` and its line end.
+    async fn send(&mut self, frame: &str) {
+        self.input.write_all(frame.as_bytes()).await.unwrap();
+        self.input.write_all(b"\n").await.unwrap();
+    }
+
+    /// The next answer on stdout; every line must be JSON-RPC.
+    async fn next(&mut self) -> Value {
         loop {
-            let line = tokio::time::timeout(PATIENCE, output.next_line()).await.expect("an answer in time");
+            let line =
+                tokio::time::timeout(PATIENCE, self.output.next_line()).await.expect("an answer in time");
             let line = line.unwrap().expect("the host is still running");
             let message: Value =
                 serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:.200}"));
@@ -36,12 +61,12 @@ async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
                 return message;
             }
         }
-    };
-    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "frames", "version": "1" } } });
-    input.write_all(format!("{init}\n").as_bytes()).await.unwrap();
-    assert_eq!(next().await["id"], 0);
-    input.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
+    let mut host = RawHost::start(&[]).await;
 
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     let text = "x".repeat(17 << 20);
@@ -67,21 +92,21 @@ async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
         (r#"{"x":1}"#.to_string(), Value::Null, -32600),
     ];
     for (frame, id, code) in frames {
-        input.write_all(frame.as_bytes()).await.unwrap();
-        input.write_all(b"\n").await.unwrap();
-        let answer = next().await;
+        host.send(&frame).await;
+        let answer = host.next().await;
         assert_eq!((&answer["id"], &answer["error"]["code"]), (&id, &json!(code)), "{answer}");
         assert!(answer.as_object().unwrap().contains_key("id"), "`id` is present, null when unknown");
     }
     // The next frame is served.
     let echo = json!({ "jsonrpc": "2.0", "id": "after", "method": "tools/call",
                        "params": { "name": "echo", "arguments": { "text": "still here" } } });
-    input.write_all(format!("{echo}\n").as_bytes()).await.unwrap();
-    let answer = next().await;
+    host.send(&echo.to_string()).await;
+    let answer = host.next().await;
     assert_eq!(
         (&answer["id"], &answer["result"]["content"][0]["text"]),
         (&json!("after"), &json!("still here"))
     );
+    let RawHost { mut child, input, .. } = host;
     drop(input);
     let status = tokio::time::timeout(PATIENCE, child.wait()).await.expect("the host exits").unwrap();
     assert!(status.success(), "{status:?}");
@@ -93,27 +118,8 @@ async fn a_frame_the_host_cannot_read_is_answered_and_the_next_is_served() {
 /// `-32000` at once, naming the flag, and the next frame is served.
 #[tokio::test]
 async fn a_frame_that_would_cost_more_than_the_request_memory_is_refused_before_it_is_parsed() {
-    let mut child = Command::new(host_binary())
-        .args(["--component", guest("demo").to_str().unwrap(), "--max-request-memory", "256MiB"])
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let pid = child.id().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = async || -> Value {
-        let line = tokio::time::timeout(PATIENCE, output.next_line()).await.expect("an answer in time");
-        serde_json::from_str(&line.unwrap().expect("the host is still running")).unwrap()
-    };
-    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "frames", "version": "1" } } });
-    input.write_all(format!("{init}\n").as_bytes()).await.unwrap();
-    assert_eq!(next().await["id"], 0);
-    input.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.unwrap();
+    let mut host = RawHost::start(&["--max-request-memory", "256MiB"]).await;
+    let pid = host.child.id().unwrap();
     let before = crate::harness::rss_kib(pid);
 
     let zeros = format!("[{}0]", "0,".repeat((15 << 20) / 2));
@@ -121,9 +127,8 @@ async fn a_frame_that_would_cost_more_than_the_request_memory_is_refused_before_
         let frame = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"x","pad":{zeros}}}}}}}"#
         );
-        input.write_all(frame.as_bytes()).await.unwrap();
-        input.write_all(b"\n").await.unwrap();
-        let answer = next().await;
+        host.send(&frame).await;
+        let answer = host.next().await;
         assert_eq!((&answer["id"], &answer["error"]["code"]), (&json!(id), &json!(-32000)), "{answer}");
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("--max-request-memory"), "{message}");
@@ -132,6 +137,6 @@ async fn a_frame_that_would_cost_more_than_the_request_memory_is_refused_before_
     assert!(grown < 128, "the host grew by {grown} MiB");
     let echo = json!({ "jsonrpc": "2.0", "id": "after", "method": "tools/call",
                        "params": { "name": "echo", "arguments": { "text": "still here" } } });
-    input.write_all(format!("{echo}\n").as_bytes()).await.unwrap();
-    assert_eq!(next().await["result"]["content"][0]["text"], "still here");
+    host.send(&echo.to_string()).await;
+    assert_eq!(host.next().await["result"]["content"][0]["text"], "still here");
 }

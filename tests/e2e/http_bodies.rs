@@ -7,6 +7,19 @@ use serde_json::json;
 use crate::harness::rss_kib;
 use crate::http_limits::HttpHost;
 
+/// A host with one call slot and a 64 MiB body budget, its slot held by a
+/// call that waits for a cancel (kept while the response lives): every
+/// other call waits with its arguments in memory.
+async fn one_call_holds_the_only_slot() -> (HttpHost, String, hyper::Response<hyper::body::Incoming>) {
+    let host = HttpHost::start(&["--max-concurrent-calls", "1", "--max-request-memory", "64MiB"]).await;
+    let session = host.open_session(json!({})).await;
+    let hold = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "wait_for_cancel", "arguments": {} } });
+    let holder = host.send(Some(&session), &hold).await;
+    assert_eq!(holder.status(), 200);
+    (host, session, holder)
+}
+
 /// One call holds the only slot (`--max-concurrent-calls 1`), so every
 /// other call waits with its arguments in memory. Forty connections each
 /// send a 4 MiB `tools/call` under a 64 MiB budget: a few are admitted,
@@ -16,12 +29,7 @@ use crate::http_limits::HttpHost;
 /// served.
 #[tokio::test]
 async fn request_bodies_share_one_memory_budget() {
-    let host = HttpHost::start(&["--max-concurrent-calls", "1", "--max-request-memory", "64MiB"]).await;
-    let session = host.open_session(json!({})).await;
-    let hold = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": { "name": "wait_for_cancel", "arguments": {} } });
-    let holder = host.send(Some(&session), &hold).await;
-    assert_eq!(holder.status(), 200);
+    let (host, session, _holder) = one_call_holds_the_only_slot().await;
     let before = rss_kib(host.pid()) / 1024;
 
     // Just under the 4 MiB cap, with the JSON around it.
@@ -63,12 +71,7 @@ async fn request_bodies_share_one_memory_budget() {
 /// than the budget.
 #[tokio::test]
 async fn a_body_of_many_small_values_is_charged_for_them_before_it_is_parsed() {
-    let host = HttpHost::start(&["--max-concurrent-calls", "1", "--max-request-memory", "64MiB"]).await;
-    let session = host.open_session(json!({})).await;
-    let hold = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": { "name": "wait_for_cancel", "arguments": {} } });
-    let holder = host.send(Some(&session), &hold).await;
-    assert_eq!(holder.status(), 200);
+    let (host, session, _holder) = one_call_holds_the_only_slot().await;
     let before = rss_kib(host.pid()) / 1024;
     // 2 MiB of zeros: a million values, 96 MB charged parsed.
     let zeros = format!("[{}0]", "0,".repeat((1 << 20) - 1));

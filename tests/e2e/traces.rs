@@ -332,22 +332,27 @@ async fn spans_go_over_grpc_when_the_standard_variable_asks() {
     assert!(said.contains("OTEL_EXPORTER_OTLP_PROTOCOL=http/json") && said.contains("`grpc`"), "{said}");
 }
 
+/// An OTLP endpoint that accepts connections and never answers: its URL,
+/// and the connections it holds.
+async fn never_answering_collector() -> (String, Arc<Mutex<Vec<tokio::net::TcpStream>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let holding = held.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            holding.lock().unwrap().push(stream);
+        }
+    });
+    (url, held)
+}
+
 /// A collector that accepts connections and never answers: calls go on as
 /// usual, and the host's memory does not grow with the spans it cannot send
 /// (the batch queue is bounded; spans past it are dropped).
 #[tokio::test]
 async fn a_collector_that_never_answers_slows_no_call_and_grows_no_memory() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let held = Arc::new(Mutex::new(Vec::new()));
-    {
-        let held = held.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                held.lock().unwrap().push(stream);
-            }
-        });
-    }
+    let (url, held) = never_answering_collector().await;
     ten_thousand_calls_in_flat_memory(&url).await;
     assert!(!held.lock().unwrap().is_empty(), "the host did try to export");
 }
@@ -361,17 +366,7 @@ async fn a_collector_that_never_answers_slows_no_call_and_grows_no_memory() {
 /// untraced, measured side by side.
 #[tokio::test]
 async fn a_log_flood_traced_to_a_collector_that_never_answers_grows_the_host_boundedly() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let held = Arc::new(Mutex::new(Vec::new()));
-    {
-        let held = held.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                held.lock().unwrap().push(stream);
-            }
-        });
-    }
+    let (url, held) = never_answering_collector().await;
     let untraced = log_flood_growth_kib(&[]).await;
     let traced = log_flood_growth_kib(&["--otlp-endpoint", &url]).await;
     eprintln!("64 log floods: +{} MiB untraced, +{} MiB traced", untraced >> 10, traced >> 10);
