@@ -23,6 +23,19 @@ setup *flags:
 build: setup
     cargo build --release --workspace --all-targets 1>&2
 
+# Build the host binary alone: what `serve`, `call` and `inspect` run (no
+# test or bench target, no test package).
+binary: (setup "--minimal")
+    cargo build --release -p mcp-wasm-host --bin mcp-wasm-host 1>&2
+
+# Build the demo tool alone into target/guests/demo.wasm (`guests` builds it
+# with every other example).
+demo: (setup "--minimal")
+    cd guest-tools && env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_BUILD_TARGET \
+        cargo build --release --target wasm32-wasip2 -p demo 1>&2
+    mkdir -p target/guests
+    cp guest-tools/target/wasm32-wasip2/release/demo.wasm target/guests/demo.wasm
+
 # Build every example tool (each on the guest SDK, guest-tools/mcp-tool) into
 # target/guests/NAME.wasm (plus demo-wasip1.wasm), and the Python and
 # JavaScript examples into python-tool.wasm and js-tool.wasm (rebuilt only
@@ -30,20 +43,25 @@ build: setup
 guests: setup
     cargo run --release -q -p xtask -- guests 1>&2
 
-# Serve the example tools over stdio (point an MCP client at this, or type JSON-RPC).
-serve: build guests
+# Serve the demo tool over stdio (point an MCP client at this, or type
+# JSON-RPC). Builds the binary and the demo only.
+serve: binary demo
     mkdir -p target/scratch
     exec {{host}} --component target/guests/demo.wasm --dir target/scratch
 
 # Call one example tool from the shell: ./dev call echo '{"text":"hi"}' [OPTIONS]
 [positional-arguments]
-call tool *args: build guests
+call tool *args: binary demo
     mkdir -p target/scratch
     {{host}} call --component target/guests/demo.wasm --dir target/scratch "$@"
 
 # Print the tools of a component.
-inspect path="target/guests/demo.wasm": build
+inspect path="target/guests/demo.wasm": binary demo
     {{host}} inspect {{path}}
+
+# Rewrite docs/cli.md from the binary's own definition (a test fails when it is stale).
+cli-docs:
+    UPDATE_CLI_DOCS=1 cargo test --release -p mcp-wasm-host --lib reference::tests::the_checked_in_reference_is_current 1>&2
 
 # Formatting and lints, warnings as errors.
 lint:
@@ -88,6 +106,11 @@ fuzz frames="200000": build guests
 conformance: (setup "--with-node") build guests
     tests/conformance/run.sh
     tests/conformance/run.sh --replicas 3
+
+# A new user's first minutes: a fresh clone, an empty cargo cache, then the
+# README's first example, timed (recorded in BENCHMARKS.md).
+first-minutes:
+    scripts/first_minutes.sh
 
 # Benchmarks; figures are recorded in BENCHMARKS.md.
 bench: (setup "--with-node") build guests

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing need beyond rustup's Rust toolchain.
 # Idempotent: each step checks before it installs. Progress goes to stderr.
+#   setup.sh --minimal    the wasm target the Rust example tools build for
+#                         (`./dev serve`, `./dev call`: a first answer in minutes)
+#   setup.sh              also componentize-py and componentize-js (every example)
+#   setup.sh --with-node  also what the tests need (npm packages, Node 24, the
+#                         Python SDK, Debian's docker-registry and haproxy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +17,15 @@ apt_install() {
 }
 
 # Guest targets: wasip2 for the examples, wasip1 for the cargo-component shape.
+targets="wasm32-wasip2 wasm32-wasip1"
+[ "${1:-}" = "--minimal" ] && targets="wasm32-wasip2"
 installed="$(rustup target list --installed)"
-for target in wasm32-wasip2 wasm32-wasip1; do
+for target in $targets; do
     if ! grep -qx "$target" <<<"$installed"; then
         rustup target add "$target" >&2
     fi
 done
+[ "${1:-}" = "--minimal" ] && exit 0
 
 # The oci:// tests run a real registry on loopback: Debian's docker-registry
 # (the CNCF distribution registry, /usr/bin/docker-registry). Each test
