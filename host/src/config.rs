@@ -16,6 +16,9 @@
 //! eof_drain = "5s"              # over stdio: answering what was received once stdin closes
 //! tls_cert = "cert.pem"         # with --http: HTTPS, as --tls-cert, --tls-key (relative to this
 //! tls_key = "key.pem"           # file); or behind_tls_proxy = true, as --behind-tls-proxy
+//! http = "127.0.0.1:8080"       # as --http; also http_allowed_hosts, http_allowed_origins
+//! cache_dir = "cache"           # relative to this file; also cache_max_size, no_cache
+//! insecure_registries = ["registry.local:5000"]   # also registry_timeout
 //!
 //! [server.auth]                 # with --http: as --auth-issuer, --auth-resource, --auth-scopes
 //! issuer = "https://login.example.com/realms/tools"
@@ -123,6 +126,16 @@ struct ServerTable {
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     behind_tls_proxy: Option<bool>,
+    http: Option<std::net::SocketAddr>,
+    http_allowed_hosts: Option<Vec<String>>,
+    http_allowed_origins: Option<Vec<String>>,
+    cache_dir: Option<PathBuf>,
+    #[serde(default, deserialize_with = "text::bytes")]
+    cache_max_size: Option<usize>,
+    no_cache: Option<bool>,
+    insecure_registries: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "text::duration")]
+    registry_timeout: Option<Duration>,
 }
 
 /// What the whole server runs with.
@@ -176,6 +189,23 @@ pub struct ServerSettings {
     pub tls: Option<TlsFiles>,
     /// Where the audit trail is appended (`--audit-log`).
     pub audit_log: Option<PathBuf>,
+    /// Serve Streamable HTTP here instead of stdio (`--http`).
+    pub http: Option<std::net::SocketAddr>,
+    /// With `http`: inbound Host values accepted besides loopback names.
+    pub http_allowed_hosts: Vec<String>,
+    /// With `http`: browser origins accepted besides loopback ones.
+    pub http_allowed_origins: Vec<String>,
+    /// Where compiled components are cached (`--cache-dir`); `None`: the
+    /// default directory.
+    pub cache_dir: Option<PathBuf>,
+    /// What the compile cache keeps in all (`--cache-max-size`).
+    pub cache_max_size: usize,
+    /// Compile on every start (`--no-cache`).
+    pub no_cache: bool,
+    /// Registries spoken to in plain HTTP beyond loopback (`--insecure-registry`).
+    pub insecure_registries: Vec<String>,
+    /// The longest one pull may take (`--registry-timeout`).
+    pub registry_timeout: Duration,
 }
 
 /// What one component runs with.
@@ -202,9 +232,12 @@ pub struct ComponentSettings {
     pub offer: Offer,
 }
 
-/// The command line and the config file, merged.
+/// The command line and the config file, merged: what start-up reads,
+/// instead of the command line.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// The `--config` file, if any (nothing a tool may write can be it).
+    pub config_file: Option<PathBuf>,
     /// Server-wide settings.
     pub server: ServerSettings,
     /// One entry per component, command-line components first.
@@ -232,6 +265,19 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
             if given(stringify!($field)) { args.$field } else { s.$field.unwrap_or(args.$field) }
         };
     }
+    // The same for what is not `Copy`: lists and paths (relative to the file).
+    macro_rules! pick_list {
+        ($field:ident) => {
+            if given(stringify!($field)) {
+                args.$field.clone()
+            } else {
+                s.$field.clone().unwrap_or_else(|| args.$field.clone())
+            }
+        };
+    }
+    let pick_path = |id: &str, arg: &Option<PathBuf>, key: &Option<PathBuf>| -> Option<PathBuf> {
+        if given(id) { arg.clone() } else { key.as_ref().map(|path| base.join(path)).or_else(|| arg.clone()) }
+    };
     let server = ServerSettings {
         max_stack: pick!(max_stack),
         max_total_memory: if given("max_total_memory") {
@@ -256,24 +302,31 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
         watch_interval: pick!(watch_interval),
         watch_tag_interval: pick!(watch_tag_interval),
         no_tiering: pick!(no_tiering),
-        state_key_file: if given("state_key_file") {
-            args.state_key_file.clone()
-        } else {
-            s.state_key_file.as_ref().map(|path| base.join(path)).or_else(|| args.state_key_file.clone())
-        },
-        audit_log: if given("audit_log") {
-            args.access.audit_log.clone()
-        } else {
-            s.audit_log.as_ref().map(|path| base.join(path)).or_else(|| args.access.audit_log.clone())
-        },
+        state_key_file: pick_path("state_key_file", &args.state_key_file, &s.state_key_file),
+        audit_log: pick_path("audit_log", &args.access.audit_log, &s.audit_log),
+        http: if given("http") { args.http } else { s.http.or(args.http) },
+        http_allowed_hosts: pick_list!(http_allowed_hosts),
+        http_allowed_origins: pick_list!(http_allowed_origins),
+        cache_dir: pick_path("cache_dir", &args.cache_dir, &s.cache_dir),
+        cache_max_size: pick!(cache_max_size),
+        no_cache: pick!(no_cache),
+        insecure_registries: pick_list!(insecure_registries),
+        registry_timeout: pick!(registry_timeout),
         auth: auth::resolve(args, s.auth.as_ref(), &given, &base).with_context(|| match &args.config {
             Some(path) => format!("{}: [server.auth]", path.display()),
             None => "--auth-issuer".to_string(),
         })?,
         tls: tls::files(args, s.tls_cert.as_ref(), s.tls_key.as_ref(), &base)?,
     };
+    if server.http.is_none()
+        && !(server.http_allowed_hosts.is_empty() && server.http_allowed_origins.is_empty())
+    {
+        anyhow::bail!(
+            "--http-allow-host and --http-allow-origin work only with --http (or `http` in [server])"
+        );
+    }
     let behind_tls_proxy = args.access.behind_tls_proxy || s.behind_tls_proxy.unwrap_or(false);
-    tls::check_exposure(args.http, server.tls.as_ref(), behind_tls_proxy, server.auth.as_ref())?;
+    tls::check_exposure(server.http, server.tls.as_ref(), behind_tls_proxy, server.auth.as_ref())?;
 
     let secrets = SecretFiles {
         env: args
@@ -322,11 +375,13 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
     }
     let mut server = server;
     auth::add_tool_scopes(server.auth.as_mut(), &components);
-    Ok(Settings { server, components })
+    Ok(Settings { config_file: args.config.clone(), server, components })
 }
 
 mod auth;
 mod component;
+mod keys;
+pub use keys::{FileKey, file_key};
 mod offer;
 pub use offer::{Hints, Offer};
 #[cfg(test)]

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::component::{Code, ToolComponent};
-use crate::{build_server, cli, config, load_components, pull_components};
+use crate::startup::{build_server, load_components, pull_components};
+use crate::{cli, config};
 
 /// `inspect`: loads a component and returns its tools as `tools/list` shows
 /// them; for an `oci://` component also where it came from (`source`: its
@@ -24,8 +25,8 @@ pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> R
     }
     let args = cli::Cli::parse_args(argv)?.serve;
     let mut settings = config::resolve(&args)?;
-    let pulled = pull_components(&args, &mut settings).await?;
-    let (server, loader) = build_server(&args, &mut settings, CancellationToken::new(), Arc::default())?;
+    let pulled = pull_components(&mut settings).await?;
+    let (server, loader) = build_server(&mut settings, CancellationToken::new(), Arc::default())?;
     load_components(&server, &loader, &settings).await?;
     let mut listing = serde_json::json!({ "tools": server.tools() });
     if let Some(component) = server.component(0) {

@@ -9,6 +9,18 @@ use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 fn main() {
     let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
+    // The command line written out: no logging, no runtime.
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            mcp_wasm_host::reference::completions(*shell, &mut std::io::stdout());
+            std::process::exit(0);
+        }
+        Some(Command::Man) => {
+            let written = mcp_wasm_host::reference::man(&mut std::io::stdout());
+            std::process::exit(i32::from(written.is_err()));
+        }
+        _ => {}
+    }
     // `call` prints a result for a person: only warnings beside it (not
     // rmcp's for every error response, such as a refused call, which `call`
     // reports itself), and the one wait worth a line: a cold compile.
@@ -96,6 +108,7 @@ fn main() {
                 Ok(0)
             }
             None => mcp_wasm_host::serve(&cli.serve).await.map(|()| 0),
+            Some(Command::Completions { .. } | Command::Man) => Ok(0),
         }
     });
     let code = match result {

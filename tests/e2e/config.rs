@@ -115,3 +115,44 @@ fn a_broken_config_is_refused_at_start_naming_the_line() {
     let no_path = refused("[[component]]\nfuel = 5\n");
     assert!(no_path.contains("line 1") && no_path.contains("no `path`"), "{no_path}");
 }
+
+/// `[server]` says where to serve as the flags do: `http` (with its allowed
+/// origins) serves Streamable HTTP with no `--http` on the command line.
+#[tokio::test]
+async fn the_file_can_say_where_to_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "[server]\nhttp = \"127.0.0.1:0\"\nhttp_allowed_origins = [\"https://app.example.com:443\"]\n\n\
+             [[component]]\npath = \"{}\"\n",
+            guest("demo").display()
+        ),
+    );
+    let host = crate::http_limits::HttpHost::start_exactly(&["--config", &config]).await;
+    let hello = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": { "name": "config", "version": "1" },
+    }});
+    // The origin the file allows is served; another is refused.
+    let allowed = host.post_with(None, hello.clone(), &[("origin", "https://app.example.com")]).await;
+    assert_eq!(allowed.status, 200, "{allowed:?}");
+    assert!(allowed.answer(0)["result"]["serverInfo"].is_object(), "{allowed:?}");
+    let refused = host.post_with(None, hello, &[("origin", "https://evil.example.com")]).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+}
+
+/// The command line written out: completions for each shell and the man
+/// page come from the binary itself.
+#[test]
+fn completions_and_the_man_page_come_from_the_binary() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = std::process::Command::new(host_binary()).args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", String::from_utf8_lossy(&out.stderr));
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains("max-concurrent-calls"), "{shell}: {script}");
+    }
+    let out = std::process::Command::new(host_binary()).arg("man").output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".TH"), "not a man page");
+}

@@ -54,9 +54,17 @@ impl Reply {
 
 impl HttpHost {
     pub(crate) async fn start(args: &[&str]) -> HttpHost {
+        let demo = guest("demo");
+        let mut all = vec!["--http", "127.0.0.1:0", "--component", demo.to_str().unwrap()];
+        all.extend_from_slice(args);
+        HttpHost::start_exactly(&all).await
+    }
+
+    /// A host started with `args` alone (they must make it serve HTTP, on
+    /// the command line or in a `--config` file).
+    pub(crate) async fn start_exactly(args: &[&str]) -> HttpHost {
         let mut child = Command::new(host_binary())
-            .args(["--log-format", "json", "--http", "127.0.0.1:0", "--component"])
-            .arg(guest("demo"))
+            .args(["--log-format", "json"])
             .args(args)
             .env("RUST_LOG", "mcp_wasm_host=debug,warn")
             .env("NO_COLOR", "1")

@@ -1,4 +1,5 @@
-//! The subcommands besides serving: `call`, `inspect`, `wit`, `new`.
+//! The subcommands besides serving: `call`, `inspect`, `wit`, `new`, and
+//! `completions` and `man`, which write the command line out.
 
 use std::path::PathBuf;
 
@@ -11,8 +12,9 @@ use super::CallArgs;
 pub enum Command {
     /// Call one tool and print its result, without an MCP client.
     Call(Box<CallArgs>),
-    /// Print the tools a component offers (as `tools/list` would) and exit;
-    /// for an oci:// component, also its digest and verified signer.
+    /// Print the tools a component offers, as `tools/list` would.
+    ///
+    /// For an oci:// component, also its digest and verified signer.
     Inspect {
         /// The component file (.wasm), or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST).
         path: PathBuf,
@@ -20,16 +22,19 @@ pub enum Command {
         #[arg(long, value_name = "KEY.pub")]
         require_signature: Option<PathBuf>,
     },
-    /// Write the mcp:tool contract (WIT) this host speaks into DIR, for
-    /// building a tool against it without this repository.
+    /// Write the mcp:tool contract (WIT) this host speaks into DIR.
+    ///
+    /// For building a tool against it without this repository.
     Wit {
         /// Where to write it (made if missing; same-named files are replaced).
         #[arg(default_value = "wit")]
         dir: PathBuf,
     },
-    /// Make a new tool project in DIR that builds as it is (`rust`: with the
-    /// mcp-tool SDK, for `cargo build --release --target wasm32-wasip2`;
-    /// `python`: componentize-py; `js`: componentize-js). Its README says how.
+    /// Make a new tool project in DIR that builds as it is.
+    ///
+    /// `rust`: with the mcp-tool SDK, for `cargo build --release --target
+    /// wasm32-wasip2`; `python`: componentize-py; `js`: componentize-js.
+    /// Its README says how.
     New {
         /// The language to write the tool in.
         #[arg(long, value_enum)]
@@ -37,4 +42,17 @@ pub enum Command {
         /// The project's folder, made if missing (must be empty); its name names the project.
         dir: PathBuf,
     },
+    /// Print a completion script for SHELL.
+    ///
+    /// E.g. `mcp-wasm-host completions bash >
+    /// ~/.local/share/bash-completion/completions/mcp-wasm-host`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    ///
+    /// E.g. `mcp-wasm-host man > mcp-wasm-host.1`, then `man ./mcp-wasm-host.1`.
+    Man,
 }

@@ -108,3 +108,40 @@ fn server_auth_comes_from_the_file_and_flags_win_per_key() {
     write("");
     assert!(resolve(&args(&[])).unwrap().server.auth.is_none());
 }
+
+#[test]
+fn where_and_how_it_serves_can_be_set_in_the_file_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.toml");
+    std::fs::write(
+        &path,
+        "[server]\nhttp = \"127.0.0.1:8080\"\nhttp_allowed_hosts = [\"mcp.example.com\"]\n\
+         http_allowed_origins = [\"https://app.example.com\"]\ncache_dir = \"cache\"\n\
+         cache_max_size = \"64MiB\"\nno_cache = true\ninsecure_registries = [\"registry.lan:5000\"]\n\
+         registry_timeout = \"20s\"\n",
+    )
+    .unwrap();
+    let args = |extra: &[&str]| {
+        let mut argv = vec!["mcp-wasm-host", "--config", path.to_str().unwrap()];
+        argv.extend_from_slice(extra);
+        crate::cli::Cli::parse_args(argv).unwrap().serve
+    };
+    let settings = resolve(&args(&[])).unwrap();
+    assert_eq!(settings.config_file.as_deref(), Some(path.as_path()));
+    let server = settings.server;
+    assert_eq!(server.http, Some("127.0.0.1:8080".parse().unwrap()));
+    assert_eq!(server.http_allowed_hosts, ["mcp.example.com"]);
+    assert_eq!(server.http_allowed_origins, ["https://app.example.com"]);
+    assert_eq!(server.cache_dir, Some(dir.path().join("cache")));
+    assert_eq!((server.cache_max_size, server.no_cache), (64 << 20, true));
+    assert_eq!(server.insecure_registries, ["registry.lan:5000"]);
+    assert_eq!(server.registry_timeout, Duration::from_secs(20));
+    // A flag on the command line wins, a list as a whole.
+    let server =
+        resolve(&args(&["--http", "127.0.0.1:9", "--insecure-registry", "a:1", "--cache-dir", "/c"]))
+            .unwrap()
+            .server;
+    assert_eq!(server.http, Some("127.0.0.1:9".parse().unwrap()));
+    assert_eq!(server.insecure_registries, ["a:1"]);
+    assert_eq!(server.cache_dir, Some(PathBuf::from("/c")));
+}

@@ -74,11 +74,15 @@ pub async fn call(args: &CallArgs) -> Result<Ending> {
     // Optimized code, cached, as `inspect` compiles: a one-shot call would
     // exit before the background compile of tiering could cache it.
     settings.server.no_tiering = true;
+    // One call in this process: a config file's `http` or `watch` (refused
+    // on `call`'s command line) serves nothing here.
+    settings.server.http = None;
+    settings.server.watch = false;
     let (server, loader) =
-        crate::build_server(&args.serve, &mut settings, CancellationToken::new(), stats.clone())?;
+        crate::startup::build_server(&mut settings, CancellationToken::new(), stats.clone())?;
     let loading = async {
-        crate::pull_components(&args.serve, &mut settings).await?;
-        crate::load_components(&server, &loader, &settings).await
+        crate::startup::pull_components(&mut settings).await?;
+        crate::startup::load_components(&server, &loader, &settings).await
     };
     tokio::select! {
         loaded = loading => loaded?,
