@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Runs the README's examples as written and checks each answers what the
-README says it answers.
+"""Runs the marked examples of README.md and docs/*.md as written.
 
-An example is a ```sh block right after a marker line:
+Each must answer what the text says it answers. An example is a ```sh
+block right after a marker line:
 
     <!-- example: answers "text":"hello" -->
 
@@ -28,9 +28,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MARKER = re.compile(r"^<!-- example: answers (?P<text>.+) -->$")
 
 
-def examples(readme: str):
-    """(line number, expected text, script) for every marked block."""
-    lines = readme.splitlines()
+def examples(name: str, text: str):
+    """(file name, line number, expected text, script) for every marked block."""
+    lines = text.splitlines()
     found = []
     for number, line in enumerate(lines):
         marker = MARKER.match(line.strip())
@@ -38,11 +38,11 @@ def examples(readme: str):
             continue
         fence = number + 1
         if fence >= len(lines) or lines[fence].strip() != "```sh":
-            sys.exit(f"README.md:{number + 1}: an example marker must be followed by a ```sh block")
+            sys.exit(f"{name}:{number + 1}: an example marker must be followed by a ```sh block")
         end = next((i for i in range(fence + 1, len(lines)) if lines[i].strip() == "```"), None)
         if end is None:
-            sys.exit(f"README.md:{fence + 1}: the ```sh block never ends")
-        found.append((number + 1, marker["text"], "\n".join(lines[fence + 1 : end]) + "\n"))
+            sys.exit(f"{name}:{fence + 1}: the ```sh block never ends")
+        found.append((name, number + 1, marker["text"], "\n".join(lines[fence + 1 : end]) + "\n"))
     return found
 
 
@@ -73,11 +73,13 @@ def main():
     parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take")
     args = parser.parse_args()
 
-    found = examples((ROOT / "README.md").read_text())
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        found += examples(path.relative_to(ROOT).as_posix(), path.read_text())
     if not found:
-        sys.exit("README.md has no marked examples")
+        sys.exit("README.md and docs/*.md have no marked examples")
     failed = 0
-    for line, text, script in found:
+    for name, line, text, script in found:
         first = script.strip().splitlines()[0]
         for cold in (True, False):
             passed, took = 0, []
@@ -93,10 +95,10 @@ def main():
                     continue
                 failed += 1
                 said = "" if done is None else f"--- stdout\n{done.stdout}--- stderr\n{done.stderr[-4000:]}"
-                print(f"README.md:{line} ({'cold' if cold else 'warm'}): {problem}\n{said}", file=sys.stderr)
+                print(f"{name}:{line} ({'cold' if cold else 'warm'}): {problem}\n{said}", file=sys.stderr)
             took.sort()
             print(
-                f"README.md:{line} `{first}` {'cold' if cold else 'warm'}: {passed}/{args.runs} answered "
+                f"{name}:{line} `{first}` {'cold' if cold else 'warm'}: {passed}/{args.runs} answered "
                 f"{text!r} (median {took[len(took) // 2]:.1f} s)",
                 file=sys.stderr,
             )

@@ -216,12 +216,13 @@ fn new_refuses_a_folder_that_is_not_empty() {
     assert_eq!(std::fs::read_dir(&project).unwrap().count(), 1, "nothing written");
 }
 
-/// The README's "Writing a tool" shows the commands and the code the test
-/// above builds, so they cannot drift apart.
+/// The guide to writing a tool, `docs/writing-tools.md` (moved there from the
+/// README), shows the commands and the code the test above builds, so they
+/// cannot drift apart.
 #[test]
-fn the_readme_shows_what_new_writes_and_the_commands_that_build_it() {
+fn the_guide_shows_what_new_writes_and_the_commands_that_build_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/writing-tools.md")).unwrap();
     for command in [
         "mcp-wasm-host new --lang rust my-tool && cd my-tool",
         "cargo build --release --target wasm32-wasip2",
@@ -231,12 +232,12 @@ fn the_readme_shows_what_new_writes_and_the_commands_that_build_it() {
         "mcp-wasm-host new --lang js my-tool",
         "npm ci && node build.mjs --wit wit --world tool my-tool.wasm",
     ] {
-        assert!(readme.contains(command), "README lacks `{command}`");
+        assert!(guide.contains(command), "docs/writing-tools.md lacks `{command}`");
     }
     for app in ["rust/src/lib.rs", "python/app.py", "js/app.js"] {
         let template = std::fs::read_to_string(root.join("guest-tools/templates").join(app)).unwrap();
         // The code after the module's doc comment.
         let (_, code) = template.split_once("\n\n").unwrap();
-        assert!(readme.contains(code), "README lacks the code of {app}:\n{code}");
+        assert!(guide.contains(code), "docs/writing-tools.md lacks the code of {app}:\n{code}");
     }
 }
