@@ -1,7 +1,8 @@
 //! mcp-wasm-host: an MCP server whose tools are sandboxed WebAssembly components.
 //!
-//! Start-up is [`startup`], one stage a file: the settings ([`cli`] merged
-//! with [`config`]), the runtime, the components, the transport.
+//! The process is [`binary`]; start-up is [`startup`], one stage a file:
+//! the settings ([`cli`] merged with [`config`]), the runtime, the
+//! components, the transport.
 //!
 //! The path of a tool call, top to bottom, one folder or file per job:
 //!
@@ -55,6 +56,7 @@ mod approval;
 mod ask;
 mod audit;
 mod auth;
+pub mod binary;
 mod cache;
 mod call;
 mod cancellation;

@@ -20,13 +20,15 @@
 //!    new store and instance with its own fuel and deadline.
 //!
 //! The outcome is classified in [`outcome`], in the host's own terms (a
-//! result's size as the client will receive it in [`output_size`]); `mcp`
-//! maps it to MCP.
+//! result's size as the client will receive it in [`output_size`]); the
+//! call's one [`record`] reports it (the `call ended` line, the metrics,
+//! the audit record); `mcp` maps it to MCP.
 
 mod cleanup;
 mod outcome;
 mod output_schema;
 mod output_size;
+mod record;
 mod stop;
 
 use std::pin::pin;
@@ -58,7 +60,8 @@ pub use outcome::CallOutcome;
 pub(crate) use output_size::wire_size;
 pub use stop::CallSignals;
 
-use outcome::{CleanupOutcome, classify};
+use outcome::classify;
+use record::{CallRecord, Ran};
 use stop::{StopSignals, stop_or_finish};
 
 /// Runs calls. One per server; shared by all concurrent calls.
@@ -157,7 +160,9 @@ impl CallRunner {
 
     /// Runs `operation` of `component` (a tool call's arguments already
     /// validated), until it returns or is stopped, and its cleanup is done.
-    /// With `approval`, the user is asked first and the tool runs only on a yes.
+    /// With `approval`, the user is asked first and the tool runs only on a
+    /// yes. Every way out closes the call's one record ([`record`]), which
+    /// also writes `audit`, the call's audit record, if it has one.
     pub async fn run(
         &self,
         component: &ToolComponent,
@@ -165,12 +170,14 @@ impl CallRunner {
         signals: CallSignals,
         mut channel: Box<CallChannel>,
         approval: Option<ApprovalQuestion>,
+        audit: Option<crate::audit::CallAudit>,
     ) -> CallOutcome {
         let _live = self.stats.call();
         let tool = operation.label().to_string();
         let tool = tool.as_str();
         let limits = &component.limits;
         let call_id: Arc<str> = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)).into();
+        let record = CallRecord::open(&self.stats, call_id.clone(), tool, audit, signals.approved.clone());
         let cancellation = CallCancellation::new();
         channel.limit_payloads(limits);
         let handed_off = signals.handed_off.clone();
@@ -185,15 +192,7 @@ impl CallRunner {
                     .await
         {
             let outcome = outcome.or_handed_off(&handed_off);
-            let stop_reason = cancellation.reason().map(stop_reason_name);
-            tracing::info!(
-                call_id = &*call_id,
-                tool,
-                outcome = outcome.label(),
-                stop_reason,
-                "call ended before it started"
-            );
-            self.stats.metrics().call_ended(tool, outcome.label(), None, None);
+            record.ended_before_start(&outcome, cancellation.reason().map(stop_reason_name));
             return outcome;
         }
         // Past --max-concurrent-calls, a call waits its turn (still
@@ -205,13 +204,14 @@ impl CallRunner {
                 (taken.0.expect("the call semaphore is never closed"), taken.1)
             }
             () = signals.client_cancel.cancelled() => {
-                tracing::info!(call_id = &*call_id, tool, outcome = "stopped", stop_reason = "client-cancelled", "call ended before it started");
-                self.stats.metrics().call_ended(tool, "stopped", None, None);
-                return CallOutcome::Stopped(StopReason::ClientCancelled);
+                let outcome = CallOutcome::Stopped(StopReason::ClientCancelled);
+                record.ended_before_start(&outcome, Some(stop_reason_name(StopReason::ClientCancelled)));
+                return outcome;
             }
             () = self.shutdown.cancelled() => {
-                self.stats.metrics().call_ended(tool, "stopped", None, None);
-                return CallOutcome::Stopped(StopReason::Shutdown);
+                let outcome = CallOutcome::Stopped(StopReason::Shutdown);
+                record.ended_before_start(&outcome, Some(stop_reason_name(StopReason::Shutdown)));
+                return outcome;
             }
         };
         let started = Instant::now();
@@ -252,27 +252,18 @@ impl CallRunner {
             ),
             None => None,
         };
-        let stop_s = cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64());
-        let (stop_ms, elapsed) = (stop_s.map(|s| s * 1e3), started.elapsed().as_secs_f64());
-        tracing::info!(
-            call_id = &*call_id,
-            tool,
-            subject = operation.subject().map(crate::log_text::escaped).map(tracing::field::display),
-            outcome = outcome.label(),
-            stop_reason = cancellation.reason().map(stop_reason_name),
+        let ran = Ran {
+            started,
+            stop_reason: cancellation.reason().map(stop_reason_name),
             forced,
             dropped_notes,
-            stop_ms,
-            cleanup = cleanup.map(CleanupOutcome::label),
-            elapsed_ms = elapsed * 1e3,
+            stop_s: cancellation.cancelled_at().map(|at| at.elapsed().as_secs_f64()),
+            cleanup,
+            subject: operation.subject(),
             tier,
-            instance = if ahead { "made-ahead" } else { "made-by-call" },
-            "call ended"
-        );
-        self.stats.metrics().call_ended(tool, outcome.label(), Some(elapsed), stop_s);
-        if let Some(cleanup) = cleanup {
-            self.stats.metrics().cleanup_ended(cleanup.label());
-        }
+            ahead,
+        };
+        record.ended(&outcome, ran);
         outcome
     }
 

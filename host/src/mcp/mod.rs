@@ -42,9 +42,8 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
 use crate::audit;
 use crate::auth::Fairness;
-use crate::call::{CallOutcome, CallRunner, CallSignals};
+use crate::call::{CallRunner, CallSignals};
 use crate::component::ToolComponent;
-use crate::contract::types::StopReason;
 use crate::operation::Operation;
 use crate::request_state::StateKeys;
 use crate::stats::Stats;
@@ -373,24 +372,10 @@ impl Caller {
         let approval = plan.approval_question();
         let needs_approval = approval.is_some();
         let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval).await;
-        let approved = signals.approved.clone();
         let operation = Operation::Tool { name: name.clone(), arguments: plan.arguments.to_string() };
+        let component = &plan.route.component;
         let outcome =
-            self.shared.runner.run(&plan.route.component, operation, signals, channel, approval).await;
-        audit.ended(audit_end(&outcome, approved.is_cancelled()));
+            self.shared.runner.run(component, operation, signals, channel, approval, Some(audit)).await;
         result::to_response(name, outcome)
     }
-}
-
-/// How a call ended, for its audit record; `approved` if the user said yes
-/// (a tool that needs no approval gets `not-required` from the record).
-fn audit_end(outcome: &CallOutcome, approved: bool) -> audit::CallEnd {
-    let verdict = match outcome {
-        _ if approved => audit::Verdict::Approved,
-        CallOutcome::Declined(why) => audit::Verdict::of_decline(why),
-        CallOutcome::HandedOff => audit::Verdict::HandedOff,
-        CallOutcome::Stopped(StopReason::NoAnswer) => audit::Verdict::Timeout,
-        _ => audit::Verdict::Cancelled,
-    };
-    audit::CallEnd { outcome: outcome.label(), reason: outcome.reason(), approval: Some(verdict) }
 }

@@ -179,7 +179,7 @@ impl ToolServer {
         let identity = CallIdentity { tool: operation.label().to_string(), pre_approved: false };
         let channel = self.caller.channel_for(identity, component, context, Delivery::Requests, None);
         let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
-        Ok(self.caller.shared.runner.run(component, operation, signals, channel, None).await)
+        Ok(self.caller.shared.runner.run(component, operation, signals, channel, None, None).await)
     }
 }
 
