@@ -84,8 +84,8 @@ test: (setup "--with-node") build guests lint
     tests/conformance/run.sh --replicas 3
     scripts/readme_examples.py --runs 3
 
-# The README's examples as written, each run `runs` times on a cold compile
-# cache and `runs` times on a warm one; each must answer what the README says.
+# The examples of README.md and docs/*.md as written, each run `runs` times on
+# a cold compile cache and `runs` times on a warm one; each must answer what it says.
 readme-examples runs="100": build guests
     scripts/readme_examples.py --runs {{runs}}
 

@@ -104,8 +104,7 @@ async fn through_the_fleet_another_callers_task_is_answered_as_one_never_issued(
     };
     let never = uuid_like(&id);
 
-    // A task lives only in the replica that runs it (the README's fleet
-    // section: serve clients that use tasks from one replica, or with
+    // A task lives only in the replica that runs it (docs/fleet.md: serve clients that use tasks from one replica, or with
     // client-IP affinity), and `tasks/get` names nothing HAProxy could
     // stick on. So what the fleet guarantees is asserted replica by
     // replica. Alice reads her task on the one replica that runs it; the

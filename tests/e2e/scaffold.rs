@@ -1,5 +1,5 @@
 //! `mcp-wasm-host new`: a new project builds as it is, outside the
-//! repository, with the commands the README and the project's own README
+//! repository, with the commands docs/writing-tools.md and the project's own README
 //! give, and its tools list and answer. One test per language; a missing
 //! toolchain (`scripts/setup.sh` installs them) fails the test.
 

@@ -25,7 +25,7 @@ const QUICK_TEST = { timeout: 60_000 };
 const SLOW_TEST = { timeout: 600_000 };
 
 /** Validates results in JSON Schema 2020-12, the dialect MCP 2025-11-25
- * makes the default (SEP-1613) and the README promises. The SDK's own
+ * makes the default (SEP-1613) and docs/plain-components.md promises. The SDK's own
  * default validator is draft-07: see the last test. */
 const draft2020 = () =>
   new AjvJsonSchemaValidator(new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true }));
