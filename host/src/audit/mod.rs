@@ -38,7 +38,6 @@ mod digest;
 mod record;
 mod writer;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,11 +88,11 @@ pub enum Drain {
 impl AuditLog {
     /// Opens `settings.server.audit_log`, if set, and writes the `start`
     /// record; an error if the file cannot be opened or written.
-    pub fn open(settings: &Settings, listen: Option<SocketAddr>, metrics: &Metrics) -> Result<AuditLog> {
+    pub fn open(settings: &Settings, metrics: &Metrics) -> Result<AuditLog> {
         let Some(path) = &settings.server.audit_log else { return Ok(AuditLog::default()) };
         let opened = writer::open(path)?;
         let (lines, receiver) = mpsc::channel(QUEUE);
-        writer::start(path.clone(), opened, &line(&start(settings, listen)), receiver, metrics.audit())?;
+        writer::start(path.clone(), opened, &line(&start(settings)), receiver, metrics.audit())?;
         Ok(AuditLog { inner: Some(Arc::new(Inner { lines, drained: AtomicBool::new(false) })) })
     }
 
@@ -260,7 +259,8 @@ fn refusal(who: &Who, tool: &str, arguments: &Value, reason: &'static str) -> Ve
 }
 
 /// The `start` record's fields.
-fn start(settings: &Settings, listen: Option<SocketAddr>) -> record::Event {
+fn start(settings: &Settings) -> record::Event {
+    let listen = settings.server.http;
     let components: Vec<Value> = settings
         .components
         .iter()

@@ -7,6 +7,15 @@ fn parse(text: &str) -> Result<ConfigFile, String> {
     toml::from_str(text).map_err(|err| located(&err, text))
 }
 
+/// The serving options of `mcp-wasm-host [lead...] --config CONFIG [extra...]`.
+fn serve_args(lead: &[&str], config: &std::path::Path, extra: &[&str]) -> crate::cli::ServeArgs {
+    let mut argv = vec!["mcp-wasm-host"];
+    argv.extend_from_slice(lead);
+    argv.extend_from_slice(&["--config", config.to_str().unwrap()]);
+    argv.extend_from_slice(extra);
+    crate::cli::Cli::parse_args(argv).unwrap().serve
+}
+
 #[test]
 fn a_full_file_parses() {
     let file = parse(
@@ -67,11 +76,7 @@ fn server_settings_come_from_the_file_unless_a_flag_names_them() {
         "[server]\nwatch = true\nwatch_interval = \"250ms\"\nstate_key_file = \"keys/state.key\"\n",
     )
     .unwrap();
-    let args = |extra: &[&str]| {
-        let mut argv = vec!["mcp-wasm-host", "--config", path.to_str().unwrap()];
-        argv.extend_from_slice(extra);
-        crate::cli::Cli::parse_args(argv).unwrap().serve
-    };
+    let args = |extra: &[&str]| serve_args(&[], &path, extra);
     let server = resolve(&args(&[])).unwrap().server;
     assert!(server.watch);
     assert_eq!(server.watch_interval, Duration::from_millis(250));
@@ -86,11 +91,7 @@ fn server_auth_comes_from_the_file_and_flags_win_per_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tools.toml");
     let write = |text: &str| std::fs::write(&path, text).unwrap();
-    let args = |extra: &[&str]| {
-        let mut argv = vec!["mcp-wasm-host", "--http", "127.0.0.1:0", "--config", path.to_str().unwrap()];
-        argv.extend_from_slice(extra);
-        crate::cli::Cli::parse_args(argv).unwrap().serve
-    };
+    let args = |extra: &[&str]| serve_args(&["--http", "127.0.0.1:0"], &path, extra);
     write(
         "[server.auth]\nissuer = \"https://login.example.com\"\nresource = \"https://mcp.example.com/mcp\"\n\
          scopes = [\"tools:call\"]\n",
@@ -121,11 +122,7 @@ fn where_and_how_it_serves_can_be_set_in_the_file_too() {
          registry_timeout = \"20s\"\n",
     )
     .unwrap();
-    let args = |extra: &[&str]| {
-        let mut argv = vec!["mcp-wasm-host", "--config", path.to_str().unwrap()];
-        argv.extend_from_slice(extra);
-        crate::cli::Cli::parse_args(argv).unwrap().serve
-    };
+    let args = |extra: &[&str]| serve_args(&[], &path, extra);
     let settings = resolve(&args(&[])).unwrap();
     assert_eq!(settings.config_file.as_deref(), Some(path.as_path()));
     let server = settings.server;

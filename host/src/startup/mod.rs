@@ -44,7 +44,7 @@ pub async fn serve(args: &ServeArgs) -> Result<()> {
         );
     }
     let stats = Stats::default();
-    let audit = audit::AuditLog::open(&settings, settings.server.http, stats.metrics())?;
+    let audit = audit::AuditLog::open(&settings, stats.metrics())?;
     let stats = Arc::new(stats.with_audit(audit));
     let served = serve_with(settings, signals, shutdown, stats.clone()).await;
     stats.audit().stop(served.is_ok()).await;
