@@ -143,10 +143,12 @@ fn push_option(out: &mut String, arg: &Arg, level: usize, keys: bool) {
         facts.push(match file_key(arg.get_id().as_str()) {
             Some(FileKey::Server(key)) => format!("Config file: `{key}` in `[server]`"),
             Some(FileKey::Auth(key)) => format!("Config file: `{key}` in `[server.auth]`"),
-            Some(FileKey::Component("path")) => {
+            Some(FileKey::Component(key)) if key == "path" => {
                 "Config file: a `[[component]]` with `path` (or `oci`)".to_string()
             }
-            Some(FileKey::Component("config")) => "Config file: `[component.config]`".to_string(),
+            Some(FileKey::Component(key)) if key == "config" => {
+                "Config file: `[component.config]`".to_string()
+            }
             Some(FileKey::Component(key)) => {
                 format!("Config file: `{key}` in `[defaults]` or a `[[component]]`")
             }

@@ -105,7 +105,7 @@ fn refused(toml: &str) -> String {
 fn a_broken_config_is_refused_at_start_naming_the_line() {
     let demo = guest("demo").display().to_string();
     let unknown_key = refused(&format!("[[component]]\npath = \"{demo}\"\ntimeuot = \"1s\"\n"));
-    assert!(unknown_key.contains("tools.toml: line 3") && unknown_key.contains("timeuot"), "{unknown_key}");
+    assert!(unknown_key.contains("tools.toml line 3") && unknown_key.contains("timeuot"), "{unknown_key}");
     let bad_value = refused(&format!("[[component]]\npath = \"{demo}\"\n\nmax_memory = \"lots\"\n"));
     assert!(bad_value.contains("line 4") && bad_value.contains("lots"), "{bad_value}");
     let bad_syntax = refused("[[component]\n");

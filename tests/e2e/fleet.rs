@@ -256,7 +256,7 @@ fn serve_args(args: &[String]) -> ServeArgs {
 fn the_kubernetes_manifests_probe_the_paths_and_port_the_binary_serves() {
     let deployment = deploy_file("kubernetes/deployment.yaml");
     let args = serve_args(&list_after(&deployment, "args:"));
-    let addr = args.http.expect("the Deployment serves --http");
+    let addr = args.server.http.expect("the Deployment serves --http");
     assert!(addr.ip().is_unspecified(), "--http {addr} cannot be reached from outside the pod");
     assert_eq!(number_after(&deployment, "containerPort:"), u64::from(addr.port()));
     assert!(deployment.contains("- name: http\n              containerPort:"), "the port is named `http`");
@@ -270,21 +270,21 @@ fn the_kubernetes_manifests_probe_the_paths_and_port_the_binary_serves() {
     // The pod is killed only after its drain could have finished.
     let grace = number_after(&deployment, "terminationGracePeriodSeconds:");
     let pre_stop = number_after(&deployment, "seconds:");
-    assert!(grace > pre_stop + args.drain_timeout.as_secs() + 1, "grace {grace} s is too short");
+    assert!(grace > pre_stop + args.server.drain_timeout.as_secs() + 1, "grace {grace} s is too short");
 
     // Every pod reads the same state key, from a Secret only it can read.
-    let key = args.state_key_file.expect("the Deployment seals paused calls (--state-key-file)");
+    let key = args.server.state_key_file.expect("the Deployment seals paused calls (--state-key-file)");
     let mount = text_after(&deployment, "mountPath:");
     assert!(key.starts_with(&mount), "--state-key-file {} is not under the mount {mount}", key.display());
     assert!(deployment.contains("secretName: mcp-wasm-host-state-key\n            defaultMode: 0400"));
 
     // Auth is on, its issuer and resource from the environment, filled
     // from the ConfigMap in auth.yaml; TLS ends in front of the pod.
-    assert!(args.access.behind_tls_proxy, "the Deployment serves auth beyond loopback without TLS");
+    assert!(args.server.behind_tls_proxy, "the Deployment serves auth beyond loopback without TLS");
     let auth = deploy_file("kubernetes/auth.yaml");
     for (flag, var, key) in [
-        (&args.access.auth_issuer, "MCP_AUTH_ISSUER", "issuer"),
-        (&args.access.auth_resource, "MCP_AUTH_RESOURCE", "resource"),
+        (&args.auth.auth_issuer, "MCP_AUTH_ISSUER", "issuer"),
+        (&args.auth.auth_resource, "MCP_AUTH_RESOURCE", "resource"),
     ] {
         assert_eq!(flag.as_deref(), Some(format!("$({var})").as_str()));
         let env = format!(
@@ -310,7 +310,7 @@ fn the_kubernetes_manifests_probe_the_paths_and_port_the_binary_serves() {
     // The image serves the same port and has the components both name.
     let containerfile = deploy_file("Containerfile");
     let default_args = serve_args(&list_after(&containerfile, "CMD"));
-    assert_eq!(default_args.http.map(|addr| addr.port()), Some(addr.port()));
+    assert_eq!(default_args.server.http.map(|addr| addr.port()), Some(addr.port()));
     assert_eq!(number_after(&containerfile, "EXPOSE"), u64::from(addr.port()));
     for component in args.components.iter().chain(&default_args.components) {
         let installed = format!("/out{}", component.display());

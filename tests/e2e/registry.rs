@@ -131,6 +131,44 @@ async fn a_wrong_digest_a_tampered_blob_or_a_bad_reference_is_refused_at_start()
     assert!(err.contains("names no registry"), "{err}");
 }
 
+/// `--max-component-size` was added as one definition in `config/server.rs`:
+/// the flag, and the `[server]` key with no other code, both hold.
+#[tokio::test]
+async fn a_component_over_max_component_size_is_refused_before_it_is_read() {
+    let registry = TestRegistry::start().await;
+    let wasm = std::fs::read(guest("demo")).unwrap();
+    registry.push("tools/demo", "1.0", &wasm).await;
+    let cache = tempfile::tempdir().unwrap();
+    let cache_arg = cache.path().display().to_string();
+    let reference = registry.reference("tools/demo:1.0");
+    let under = (wasm.len() - 1).to_string();
+
+    let err =
+        refused(&["--component", &reference, "--cache-dir", &cache_arg, "--max-component-size", &under])
+            .await;
+    assert!(err.contains(&reference) && err.contains("more than --max-component-size"), "{err}");
+    let kept = std::fs::read_dir(cache.path().join("oci/blobs")).map_or(0, |blobs| blobs.count());
+    assert_eq!(kept, 0, "nothing of it is kept");
+
+    // The same bound from the config file's [server].
+    let config = cache.path().join("tools.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nmax_component_size = {under}\ncache_dir = \"{cache_arg}\"\n\n\
+             [[component]]\noci = \"{reference}\"\n"
+        ),
+    )
+    .unwrap();
+    let err = refused(&["--config", &config.display().to_string()]).await;
+    assert!(err.contains("more than --max-component-size"), "{err}");
+
+    // At its size it is served.
+    let exact = wasm.len().to_string();
+    let host = Host::start(serving(&reference, cache.path(), &["--max-component-size", &exact])).await;
+    assert_eq!(text_of(&host.call("echo", json!({ "text": "fits" })).await.unwrap()), "fits");
+}
+
 #[tokio::test]
 async fn a_signed_component_is_loaded_and_unsigned_foreign_or_altered_ones_are_refused() {
     let mut registry = TestRegistry::start().await;

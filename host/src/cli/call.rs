@@ -48,7 +48,7 @@ impl CallArgs {
     /// make sense for a server that stays up.
     pub(super) fn finish(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
         self.serve.given = super::given_on_command_line(matches);
-        let refused = [("--http", self.serve.http.is_some()), ("--watch", self.serve.watch)];
+        let refused = [("--http", self.serve.server.http.is_some()), ("--watch", self.serve.server.watch)];
         if let Some((flag, _)) = refused.into_iter().find(|(_, given)| *given) {
             use clap::CommandFactory as _;
             // Built, so the usage shown is `call`'s own.

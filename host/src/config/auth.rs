@@ -1,49 +1,22 @@
-//! `[server.auth]` and `--auth-*`, merged: the command line wins per key.
+//! `--auth-*` (or `[server.auth]`), merged, made into the resource
+//! server's settings.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
-use serde::Deserialize;
 
-use super::ComponentSettings;
+use super::{AuthFlags, ComponentSettings};
 use crate::auth::{AuthSettings, IntrospectionSettings};
-use crate::cli::ServeArgs;
 
 /// The largest client secret file read.
 const MAX_SECRET: u64 = 4 << 10;
 
-/// `[server.auth]`: the authorization server and this resource.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct AuthTable {
-    issuer: Option<String>,
-    resource: Option<String>,
-    scopes: Option<Vec<String>>,
-    max_calls_per_principal: Option<u32>,
-    max_paused_per_principal: Option<u32>,
-    introspection_url: Option<String>,
-    client_id: Option<String>,
-    /// Relative to the config file.
-    client_secret_file: Option<PathBuf>,
-}
-
-/// `--auth-*` over `[server.auth]`: none unless an issuer is named, and
-/// then the resource is required. `base` is the config file's folder.
-pub(super) fn resolve(
-    args: &ServeArgs,
-    table: Option<&AuthTable>,
-    given: &dyn Fn(&str) -> bool,
-    base: &Path,
-) -> Result<Option<AuthSettings>> {
-    let table = table.cloned().unwrap_or_default();
-    let issuer = args.access.auth_issuer.clone().or(table.issuer);
-    let resource = args.access.auth_resource.clone().or(table.resource);
-    let scopes =
-        if given("auth_scopes") { args.access.auth_scopes.clone() } else { table.scopes.unwrap_or_default() };
-    let introspection =
-        introspection(args, table.introspection_url, table.client_id, table.client_secret_file, base)?;
-    match (issuer, resource) {
-        (None, None) if scopes.is_empty() && introspection.is_none() => Ok(None),
+/// The merged `--auth-*` flags (or `[server.auth]`): none unless an issuer
+/// is named, and then the resource is required.
+pub(super) fn resolve(flags: &AuthFlags) -> Result<Option<AuthSettings>> {
+    let introspection = introspection(flags)?;
+    match (flags.auth_issuer.clone(), flags.auth_resource.clone()) {
+        (None, None) if flags.auth_scopes.is_empty() && introspection.is_none() => Ok(None),
         (None, _) => anyhow::bail!(
             "--auth-resource, --auth-scopes and --auth-client-id need --auth-issuer (or `issuer` in [server.auth])"
         ),
@@ -52,21 +25,10 @@ pub(super) fn resolve(
              (e.g. https://mcp.example.com/mcp); it is never guessed from the Host header"
         ),
         (Some(issuer), Some(resource)) => {
-            let mut settings = AuthSettings::new(issuer, resource, scopes)?;
+            let mut settings = AuthSettings::new(issuer, resource, flags.auth_scopes.clone())?;
             settings.introspection = introspection;
-            let access = &args.access;
-            let pick =
-                |id: &str, flag: u32, key: Option<u32>| if given(id) { flag } else { key.unwrap_or(flag) };
-            settings.max_calls_per_principal = pick(
-                "max_calls_per_principal",
-                access.max_calls_per_principal,
-                table.max_calls_per_principal,
-            );
-            settings.max_paused_per_principal = pick(
-                "max_paused_per_principal",
-                access.max_paused_per_principal,
-                table.max_paused_per_principal,
-            );
+            settings.max_calls_per_principal = flags.max_calls_per_principal;
+            settings.max_paused_per_principal = flags.max_paused_per_principal;
             Ok(Some(settings))
         }
     }
@@ -91,24 +53,16 @@ pub(super) fn add_tool_scopes(auth: Option<&mut AuthSettings>, components: &[Com
 }
 
 /// `--auth-client-id`, `--auth-client-secret-file` and
-/// `--auth-introspection-url` over their keys: none without a client id.
-fn introspection(
-    args: &ServeArgs,
-    url: Option<String>,
-    client_id: Option<String>,
-    secret_file: Option<PathBuf>,
-    base: &Path,
-) -> Result<Option<IntrospectionSettings>> {
-    let access = &args.access;
-    let url = access.auth_introspection_url.clone().or(url);
-    let client_id = access.auth_client_id.clone().or(client_id);
-    let secret_file =
-        access.auth_client_secret_file.clone().or_else(|| secret_file.map(|path| base.join(path)));
-    match (client_id, secret_file) {
-        (None, None) if url.is_none() => Ok(None),
-        (Some(client_id), Some(file)) => {
-            IntrospectionSettings::new(url, client_id, read_secret(&file)?).map(Some)
-        }
+/// `--auth-introspection-url`: none without a client id.
+fn introspection(flags: &AuthFlags) -> Result<Option<IntrospectionSettings>> {
+    match (&flags.auth_client_id, &flags.auth_client_secret_file) {
+        (None, None) if flags.auth_introspection_url.is_none() => Ok(None),
+        (Some(client_id), Some(file)) => IntrospectionSettings::new(
+            flags.auth_introspection_url.clone(),
+            client_id.clone(),
+            read_secret(file)?,
+        )
+        .map(Some),
         _ => anyhow::bail!(
             "opaque tokens need all of --auth-client-id and --auth-client-secret-file \
              (--auth-introspection-url is optional: the issuer's discovery document names its endpoint)"

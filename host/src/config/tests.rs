@@ -1,14 +1,13 @@
 //! The config file's parsing and merging, checked.
 
 use super::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
 use crate::approval::ApprovalRule;
 
-fn parse(text: &str) -> Result<ConfigFile, String> {
-    toml::from_str(text).map_err(|err| located(&err, text))
-}
-
 /// The serving options of `mcp-wasm-host [lead...] --config CONFIG [extra...]`.
-fn serve_args(lead: &[&str], config: &std::path::Path, extra: &[&str]) -> crate::cli::ServeArgs {
+fn serve_args(lead: &[&str], config: &std::path::Path, extra: &[&str]) -> ServeArgs {
     let mut argv = vec!["mcp-wasm-host"];
     argv.extend_from_slice(lead);
     argv.extend_from_slice(&["--config", config.to_str().unwrap()]);
@@ -16,18 +15,28 @@ fn serve_args(lead: &[&str], config: &std::path::Path, extra: &[&str]) -> crate:
     crate::cli::Cli::parse_args(argv).unwrap().serve
 }
 
+/// `text` as a config file, resolved with no flags but `lead`; or the error.
+fn resolved(text: &str, lead: &[&str]) -> Result<Settings, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.toml");
+    std::fs::write(&path, text).unwrap();
+    resolve(&serve_args(lead, &path, &[])).map_err(|err| format!("{err:#}"))
+}
+
 #[test]
 fn a_full_file_parses() {
-    let file = parse(
+    let settings = resolved(
         r#"
         [server]
         max_concurrent_calls = 8
         approval_timeout = "30s"
         max_sessions = 4
         http_header_timeout = "2s"
+        max_component_size = "64MiB"
 
         [defaults]
         timeout = "5s"
+        fuel = 0
 
         [[component]]
         path = "a.wasm"
@@ -39,32 +48,63 @@ fn a_full_file_parses() {
         max_log_record = "4KiB"
         max_guest_output = "1MiB"
         require_approval = ["destructive", "wipe"]
+        tool_scopes = { wipe = ["files:write", "admin"] }
+        config = { region = "eu", "api.key" = "k" }
+        annotations.wipe = { destructive = true }
         "#,
+        &[],
     )
     .unwrap();
-    assert_eq!(file.server.max_concurrent_calls, Some(8));
-    assert_eq!(file.server.max_sessions, Some(4));
-    assert_eq!(file.server.http_header_timeout, Some(Duration::from_secs(2)));
-    assert_eq!(file.defaults.timeout, Some(Duration::from_secs(5)));
-    let entry = file.components[0].get_ref();
-    assert_eq!(entry.max_memory, Some(64 << 20));
-    assert_eq!((entry.max_log_record, entry.max_guest_output), (Some(4 << 10), Some(1 << 20)));
-    assert!(entry.dirs.as_ref().unwrap()[0].read_only);
-    assert_eq!(entry.allow_hosts.as_ref().unwrap().len(), 2);
-    assert_eq!(entry.allow_private_addresses, Some(true));
-    assert_eq!(entry.require_approval.as_ref().unwrap()[1], ApprovalRule::Tool("wipe".into()));
+    let server = &settings.server;
+    assert_eq!((server.max_concurrent_calls, server.max_sessions), (8, 4));
+    assert_eq!(server.http_header_timeout, Duration::from_secs(2));
+    assert_eq!(server.approval_timeout, Duration::from_secs(30));
+    assert_eq!(server.max_component_size, 64 << 20);
+    let entry = &settings.components[0];
+    assert!(entry.origin.as_deref().unwrap().ends_with("tools.toml line 13"), "{:?}", entry.origin);
+    assert_eq!(entry.limits.timeout, Duration::from_secs(5));
+    assert_eq!(entry.limits.fuel, None);
+    assert_eq!(entry.limits.max_memory, 64 << 20);
+    assert_eq!((entry.limits.max_log_record, entry.limits.max_guest_output), (4 << 10, 1 << 20));
+    assert_eq!(entry.approvals.require[1], ApprovalRule::Tool("wipe".into()));
+    assert_eq!(entry.scopes.per_tool["wipe"], ["files:write", "admin"]);
+    assert_eq!(entry.offer.hints["wipe"].destructive, Some(true));
+    let debug = format!("{:?}", entry.grants);
+    assert!(debug.contains("/work") && debug.contains("example.com"), "{debug}");
 }
 
 #[test]
 fn mistakes_name_their_line() {
-    let err = parse("[defaults]\ntimeout = \"5 parsecs\"\n").unwrap_err();
-    assert!(err.starts_with("line 2"), "{err}");
-    let err = parse("[[component]]\npath = \"a.wasm\"\nfule = 3\n").unwrap_err();
-    assert!(err.starts_with("line 3") && err.contains("fule"), "{err}");
-    let err = parse("[server\n").unwrap_err();
-    assert!(err.starts_with("line 1"), "{err}");
-    let err = parse("[[component]]\ndirs = [\"::x\"]\n").unwrap_err();
-    assert!(err.starts_with("line 2"), "{err}");
+    let err = resolved("[defaults]\ntimeout = \"5 parsecs\"\n", &["-c", "a.wasm"]).unwrap_err();
+    assert!(err.contains("line 2") && err.contains("timeout"), "{err}");
+    let err = resolved("[[component]]\npath = \"a.wasm\"\nfule = 3\n", &[]).unwrap_err();
+    assert!(err.contains("line 3") && err.contains("unknown key `fule`"), "{err}");
+    let err = resolved("[server\n", &["-c", "a.wasm"]).unwrap_err();
+    assert!(err.contains("line 1"), "{err}");
+    let err = resolved("[[component]]\ndirs = [\"::x\"]\npath = \"a.wasm\"\n", &[]).unwrap_err();
+    assert!(err.contains("line 2") && err.contains("dirs"), "{err}");
+    // A key in the wrong table says where it goes.
+    let err = resolved("[server]\nfuel = 3\n", &["-c", "a.wasm"]).unwrap_err();
+    assert!(err.contains("put it in [defaults] or a [[component]]"), "{err}");
+    let err = resolved("[defaults]\nmax_sessions = 3\n", &["-c", "a.wasm"]).unwrap_err();
+    assert!(err.contains("put it in [server]"), "{err}");
+    let err = resolved("[server]\nissuer = \"https://x\"\n", &["-c", "a.wasm"]).unwrap_err();
+    assert!(err.contains("put it in [server.auth]"), "{err}");
+    let err = resolved("[server]\nwatch = \"yes\"\n", &["-c", "a.wasm"]).unwrap_err();
+    assert!(err.contains("true or false"), "{err}");
+}
+
+#[test]
+fn a_component_s_own_table_wins_over_defaults_and_a_flag_over_both() {
+    let text = "[defaults]\ntimeout = \"5s\"\nallow_private_addresses = true\n\
+                [[component]]\npath = \"a.wasm\"\ntimeout = \"7s\"\nallow_private_addresses = false\n\
+                [[component]]\npath = \"b.wasm\"\n";
+    let settings = resolved(text, &[]).unwrap();
+    let timeouts: Vec<_> = settings.components.iter().map(|c| c.limits.timeout).collect();
+    assert_eq!(timeouts, [Duration::from_secs(7), Duration::from_secs(5)]);
+    let settings = resolved(text, &["--timeout", "9s", "-c", "c.wasm"]).unwrap();
+    let timeouts: Vec<_> = settings.components.iter().map(|c| c.limits.timeout).collect();
+    assert_eq!(timeouts, [Duration::from_secs(9); 3]);
 }
 
 #[test]
@@ -141,4 +181,17 @@ fn where_and_how_it_serves_can_be_set_in_the_file_too() {
     assert_eq!(server.http, Some("127.0.0.1:9".parse().unwrap()));
     assert_eq!(server.insecure_registries, ["a:1"]);
     assert_eq!(server.cache_dir, Some(PathBuf::from("/c")));
+}
+
+/// The example in docs/config.md names only keys the file takes, each with
+/// a value its flag accepts.
+#[test]
+fn the_documented_example_is_a_valid_file() {
+    let guide = include_str!("../../../docs/config.md");
+    let example = guide.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.toml");
+    std::fs::write(&path, example).unwrap();
+    let file = file::ConfigFile::read(&path).unwrap_or_else(|err| panic!("{err:#}"));
+    assert_eq!(file.components.len(), 3);
 }

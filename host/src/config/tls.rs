@@ -1,16 +1,15 @@
-//! `--tls-cert`, `--tls-key`, `--behind-tls-proxy` over their `[server]`
-//! keys, and the check that bearer tokens never cross a network in clear:
-//! with `--auth-issuer` beyond loopback, TLS must be the host's own or be
+//! `--tls-cert`, `--tls-key` and `--behind-tls-proxy`, and the check that
+//! bearer tokens never cross a network in clear: with `--auth-issuer` beyond loopback, TLS must be the host's own or be
 //! said to be terminated in front of it.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use reqwest::Url;
 
+use super::ServerSettings;
 use crate::auth::AuthSettings;
-use crate::cli::ServeArgs;
 
 /// `--tls-cert` and `--tls-key`: the PEM files `--http` serves HTTPS with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,17 +20,10 @@ pub struct TlsFiles {
     pub key: PathBuf,
 }
 
-/// The TLS files, from the command line or (relative to the config file's
-/// folder `base`) from `[server]`: both or neither.
-pub(super) fn files(
-    args: &ServeArgs,
-    cert: Option<&PathBuf>,
-    key: Option<&PathBuf>,
-    base: &Path,
-) -> Result<Option<TlsFiles>> {
-    let cert = args.access.tls_cert.clone().or_else(|| cert.map(|path| base.join(path)));
-    let key = args.access.tls_key.clone().or_else(|| key.map(|path| base.join(path)));
-    match (cert, key) {
+/// The TLS files (`--tls-cert`, `--tls-key`, or their `[server]` keys):
+/// both or neither.
+pub(super) fn files(server: &ServerSettings) -> Result<Option<TlsFiles>> {
+    match (server.tls_cert.clone(), server.tls_key.clone()) {
         (None, None) => Ok(None),
         (Some(cert), Some(key)) => Ok(Some(TlsFiles { cert, key })),
         _ => bail!("--tls-cert and --tls-key (`tls_cert`, `tls_key` in [server]) go together"),

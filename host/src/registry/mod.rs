@@ -34,14 +34,10 @@ use oci_client::Reference;
 
 pub use signature::PublicKey;
 
-use crate::limits::HumanDuration;
+use crate::limits::{HumanBytes, HumanDuration};
 
 /// How a component reference from a registry is written.
 pub const SCHEME: &str = "oci://";
-
-/// The largest component the host pulls, in bytes. A CPython component is
-/// about 18 MB; anything past this is refused before it is read.
-pub const MAX_COMPONENT_BYTES: u64 = 128 << 20;
 
 /// How the host may reach registries and where it keeps what it pulled.
 #[derive(Clone, Debug)]
@@ -54,6 +50,9 @@ pub struct RegistryOptions {
     /// The longest one pull may take, all its requests together
     /// (`--registry-timeout`): a registry that trickles is given up on.
     pub timeout: Duration,
+    /// The largest component pulled, in bytes (`--max-component-size`): a
+    /// layer that declares more is refused before any of it is read.
+    pub max_component_size: usize,
 }
 
 /// A component pulled from a registry (or found in the store), checked.
@@ -86,7 +85,7 @@ pub async fn pull(reference: &str, key: Option<&Path>, options: &RegistryOptions
         return Ok(Pulled { reference: reference.into(), offline: true, ..found });
     }
 
-    let pull = from_registry(reference, &parsed, key.as_ref(), &store, &options.insecure);
+    let pull = from_registry(reference, &parsed, key.as_ref(), &store, options);
     match tokio::time::timeout(options.timeout, pull).await {
         Ok(pulled) => pulled,
         Err(_) => bail!(
@@ -104,9 +103,9 @@ async fn from_registry(
     parsed: &Reference,
     key: Option<&PublicKey>,
     store: &store::Store,
-    insecure: &[String],
+    options: &RegistryOptions,
 ) -> Result<Pulled> {
-    let registry = oci::Registry::connect(parsed, insecure).await?;
+    let registry = oci::Registry::connect(parsed, &options.insecure).await?;
     let manifest = registry.manifest(parsed).await?;
     let digest = manifest.digest.clone();
     if parsed.digest().is_none() {
@@ -128,7 +127,15 @@ async fn from_registry(
         tracing::info!(reference, digest, signer, "component already in the store");
         return Ok(Pulled { reference: reference.into(), digest, path, signer, offline: false });
     }
-    let bytes = registry.blob(parsed, layer, MAX_COMPONENT_BYTES).await?;
+    let limit = options.max_component_size as u64;
+    if u64::try_from(layer.size).is_ok_and(|size| size > limit) {
+        bail!(
+            "its component layer declares {} bytes, more than --max-component-size ({})",
+            layer.size,
+            HumanBytes(options.max_component_size)
+        );
+    }
+    let bytes = registry.blob(parsed, layer, limit).await?;
     let path = store.put_component(&digest, &manifest.raw, &layer.digest, &bytes)?;
     tracing::info!(reference, digest, bytes = bytes.len(), signer, "component pulled");
     Ok(Pulled { reference: reference.into(), digest, path, signer, offline: false })

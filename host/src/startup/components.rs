@@ -87,5 +87,6 @@ pub(super) fn registry_options(server: &config::ServerSettings) -> Option<regist
         store_dir,
         insecure: server.insecure_registries.clone(),
         timeout: server.registry_timeout,
+        max_component_size: server.max_component_size,
     })
 }
