@@ -39,20 +39,17 @@ impl<'a> Challenge<'a> {
 }
 
 impl Challenge<'_> {
-    /// `403 insufficient_scope`: the token is good but lacks `lacking`.
-    /// The challenge's `scope` is every scope to ask for in the step-up —
-    /// those the token has and those it lacks — so the new token loses none.
-    pub(super) fn insufficient_scope(
-        &self,
-        tool: &str,
-        lacking: &[&str],
-        granted: &[String],
-    ) -> Response<Full<Bytes>> {
+    /// `403 insufficient_scope`: the token (holding `granted`) is good but
+    /// lacks what `verdict` says. The challenge's `scope` is every scope to
+    /// ask for in the step-up — those the token has and those it lacks — so
+    /// the new token loses none.
+    pub(super) fn insufficient_scope(&self, verdict: &super::Lacking, granted: &[String]) -> Response<Full<Bytes>> {
+        let (tool, lacking) = (&verdict.tool, &verdict.lacking);
         // Every scope here is a scope token (configured ones are checked at
         // start, a token's are filtered as it is read); one that is not is
         // left out all the same, so no quote can open a parameter of its own.
         let mut wanted: Vec<&str> = (granted.iter().map(String::as_str))
-            .chain(lacking.iter().copied())
+            .chain(lacking.iter().map(String::as_str))
             .filter(|scope| super::scopes::is_scope(scope))
             .collect();
         wanted.sort_unstable();

@@ -39,7 +39,7 @@ pub use introspect::IntrospectionSettings;
 use introspect::{Introspector, Unchecked};
 use keys::{KeyCache, KeyError};
 use metadata::Metadata;
-pub use scopes::{ToolScope, ToolScopes, by_tool as scopes_by_tool, missing as missing_scopes};
+pub use scopes::{Lacking, ToolScope, ToolScopes, by_tool as scopes_by_tool};
 
 /// `--auth-issuer`, `--auth-resource`, `--auth-scopes` (or `[server.auth]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,15 +204,11 @@ impl Gate {
         }
     }
 
-    /// The `403 insufficient_scope` answer for a call of `tool`, which
-    /// needs `needed`, by `principal`, if its token lacks one of them.
-    pub fn forbid(&self, principal: &Principal, tool: &str, needed: &[String]) -> Option<Refusal> {
-        let lacking = missing_scopes(needed, &principal.scopes);
-        if lacking.is_empty() {
-            return None;
-        }
+    /// The verdict `lacking` on `principal`'s call, as HTTP shows it:
+    /// `403 insufficient_scope`, naming what to step up to.
+    pub fn forbid(&self, principal: &Principal, lacking: &Lacking) -> Refusal {
         let challenge = challenge::Challenge::new(self.metadata.url(), &self.settings.scopes);
-        Some(challenge.insufficient_scope(tool, &lacking, &principal.scopes))
+        challenge.insufficient_scope(lacking, &principal.scopes)
     }
 
     /// The token's principal, once its signature and claims check out.

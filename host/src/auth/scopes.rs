@@ -61,9 +61,30 @@ pub(super) fn is_scope(scope: &str) -> bool {
     !scope.is_empty() && scope.chars().all(is_scope_char)
 }
 
-/// The scopes of `required` that `granted` lacks.
-pub fn missing<'a>(required: &'a [String], granted: &[String]) -> Vec<&'a str> {
-    required.iter().filter(|scope| !granted.contains(scope)).map(String::as_str).collect()
+/// The one scope verdict: what a caller's token lacks for a tool. The
+/// HTTP layer shows it as `403 insufficient_scope` ([`super::Gate::forbid`]),
+/// MCP as JSON-RPC error -32003 where no status can say it any more; both
+/// write the same audit record ([`Lacking::AUDIT_REASON`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lacking {
+    /// The tool (or resource, prompt, method) asked for.
+    pub tool: String,
+    /// Every scope it needs.
+    pub needed: Vec<String>,
+    /// Those of them the token lacks (never empty).
+    pub lacking: Vec<String>,
+}
+
+impl Lacking {
+    /// How the audit trail names a call refused for a scope.
+    pub const AUDIT_REASON: &'static str = "insufficient-scope";
+
+    /// What `principal`'s token lacks of `needed` for `tool`; `None` when
+    /// it holds every one (a caller without a token is not checked here).
+    pub fn of(principal: &super::Principal, tool: &str, needed: &[String]) -> Option<Lacking> {
+        let lacking: Vec<String> = needed.iter().filter(|scope| !principal.scopes.contains(scope)).cloned().collect();
+        (!lacking.is_empty()).then(|| Lacking { tool: tool.to_string(), needed: needed.to_vec(), lacking })
+    }
 }
 
 /// `--tool-scope TOOL=SCOPE`: one scope one tool needs.
@@ -112,7 +133,15 @@ mod tests {
         };
         assert_eq!(scopes.for_tool("delete"), ["files:write", "tools"]);
         assert_eq!(scopes.for_tool("echo"), ["tools"]);
-        assert_eq!(missing(&scopes.for_tool("delete"), &["tools".into()]), ["files:write"]);
+        let caller = super::super::Principal {
+            issuer: "https://login.example.com".into(),
+            subject: "ana".into(),
+            client_id: None,
+            scopes: vec!["tools".into()],
+        };
+        let verdict = Lacking::of(&caller, "delete", &scopes.for_tool("delete")).unwrap();
+        assert_eq!((verdict.needed, verdict.lacking), (scopes.for_tool("delete"), vec!["files:write".into()]));
+        assert_eq!(Lacking::of(&caller, "echo", &scopes.for_tool("echo")), None);
         assert!(scopes.validate(["delete", "echo"]).is_ok());
         assert!(scopes.validate(["echo"]).is_err());
         assert!("noscope".parse::<ToolScope>().is_err());

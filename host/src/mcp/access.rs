@@ -14,7 +14,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::json;
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::auth::{Fairness, Principal, missing_scopes};
+use crate::auth::{Fairness, Lacking, Principal};
 
 /// The JSON-RPC error for a token that lacks a scope, where no HTTP `403`
 /// can say it (a task's requests, prompts, resources, completions; a
@@ -31,26 +31,30 @@ pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<&Principal>
 }
 
 /// Refuses a call of `tool`, which needs `needed`, by a caller whose token
-/// lacks one of them.
+/// lacks one of them: the scope verdict ([`Lacking`]) as MCP shows it.
 pub(super) fn check_scopes(
     tool: &str,
     needed: &[String],
     context: &RequestContext<RoleServer>,
 ) -> Result<(), McpError> {
-    let Some(principal) = caller(context) else { return Ok(()) };
-    let lacking = missing_scopes(needed, &principal.scopes);
-    if lacking.is_empty() {
-        return Ok(());
+    match caller(context).and_then(|principal| Lacking::of(principal, tool, needed)) {
+        Some(verdict) => Err(refusal(&verdict)),
+        None => Ok(()),
     }
-    Err(McpError::new(
+}
+
+/// The scope verdict as a JSON-RPC error.
+fn refusal(verdict: &Lacking) -> McpError {
+    McpError::new(
         INSUFFICIENT_SCOPE,
         format!(
-            "insufficient_scope: tool `{tool}` needs scope {}, which the access token lacks; \
+            "insufficient_scope: tool `{}` needs scope {}, which the access token lacks; \
              get a token with it (step up) and call again",
-            lacking.join(" ")
+            verdict.tool,
+            verdict.lacking.join(" ")
         ),
-        Some(json!({ "requiredScopes": needed })),
-    ))
+        Some(json!({ "requiredScopes": verdict.needed })),
+    )
 }
 
 /// A slot of the caller's share of calls (`--max-calls-per-principal`), or

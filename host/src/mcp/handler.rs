@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::{ToolServer, access, mode, status, subscriptions};
 use crate::audit::Who;
+use crate::auth::Lacking;
 use crate::telemetry::spans;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
@@ -291,7 +292,7 @@ impl ServerHandler for ToolServer {
                 if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
                     let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
                     let audit = self.caller.shared.runner.stats().audit();
-                    audit.refused(Who::of(&context), &request.name, &arguments, "insufficient-scope").await;
+                    audit.refused(Who::of(&context), &request.name, &arguments, Lacking::AUDIT_REASON).await;
                     return Err(refusal);
                 }
             }

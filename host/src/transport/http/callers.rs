@@ -13,7 +13,7 @@ use hyper::body::Bytes;
 use super::sessions::BoundedSessions;
 use super::{Body, closing, plain};
 use crate::audit::Who;
-use crate::auth::{Gate, Principal};
+use crate::auth::{Gate, Lacking, Principal};
 use crate::mcp::ToolServer;
 
 /// The header that names a Streamable HTTP session.
@@ -54,59 +54,43 @@ pub(super) async fn admit<'a>(
 
 impl Caller<'_> {
     /// `403 insufficient_scope` if `body` is a `tools/call` of a tool of
-    /// `tools` whose scopes the caller's token lacks.
+    /// `tools` whose scopes the caller's token lacks, with its audit record.
     pub(super) async fn forbid(&self, tools: &ToolServer, body: &Bytes) -> Option<http::Response<Body>> {
         #[derive(serde::Deserialize)]
-        struct Call {
+        struct Call<'a> {
             method: String,
-            params: Option<Params>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Params {
-            name: String,
-        }
-        // Fields not named here are skipped unread; a body that is not a
-        // single call is rmcp's to answer (the MCP handler checks scopes too).
-        let call = serde_json::from_slice::<Call>(body).ok().filter(|call| call.method == "tools/call")?;
-        let name = call.params?.name;
-        let needed = tools.scopes_of(&name)?;
-        let refusal = self.gate.forbid(&self.principal, &name, &needed)?;
-        self.record_refusal(tools, &name, body).await;
-        Some(refusal.map(|body| body.boxed()))
-    }
-
-    /// Writes the audit record of a call of `tool` (in `body`) refused for
-    /// a scope: the same the MCP handler writes for a refusal it answers.
-    async fn record_refusal(&self, tools: &ToolServer, tool: &str, body: &Bytes) {
-        #[derive(Default, serde::Deserialize)]
-        struct Asked {
             #[serde(default)]
             id: serde_json::Value,
-            #[serde(default)]
-            params: Arguments,
+            #[serde(borrow)]
+            params: Option<Params<'a>>,
         }
-        #[derive(Default, serde::Deserialize)]
-        struct Arguments {
-            #[serde(default)]
-            arguments: serde_json::Value,
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            name: String,
+            /// Left unread: only a refusal's audit record needs it.
+            #[serde(borrow, default)]
+            arguments: Option<&'a serde_json::value::RawValue>,
         }
+        // The body's one parse here; fields not named are skipped unread. A
+        // body that is not a single call is rmcp's to answer (the MCP
+        // handler gives the same verdict as a JSON-RPC error).
+        let call = serde_json::from_slice::<Call>(body).ok().filter(|call| call.method == "tools/call")?;
+        let params = call.params?;
+        let needed = tools.scopes_of(&params.name)?;
+        let verdict = Lacking::of(&self.principal, &params.name, &needed)?;
         let audit = tools.runner().stats().audit();
-        if !audit.is_on() {
-            return;
-        }
-        // Parsed again, only here: a call that is let through keeps its
-        // arguments unread by this layer. The body parsed once already.
-        let asked = serde_json::from_slice::<Asked>(body).unwrap_or_default();
-        let arguments = match asked.params.arguments {
+        if audit.is_on() {
             // As the handler has it: no arguments are `{}`.
-            serde_json::Value::Null => serde_json::Value::Object(Default::default()),
-            arguments => arguments,
-        };
-        let session = self.session.as_ref().map(|id| id.as_bytes());
-        let who = Who::of_request(Some(&self.principal), session, &asked.id);
-        // Waits for room in the log's queue, as the handler's refusals do:
-        // a flood of refused calls is held back, not queued without bound.
-        audit.refused(who, tool, &arguments, "insufficient-scope").await;
+            let arguments = (params.arguments)
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+            let session = self.session.as_ref().map(|id| id.as_bytes());
+            let who = Who::of_request(Some(&self.principal), session, &call.id);
+            // Waits for room in the log's queue, as the handler's refusals
+            // do: a flood of refused calls is held back, not queued without bound.
+            audit.refused(who, &params.name, &arguments, Lacking::AUDIT_REASON).await;
+        }
+        Some(self.gate.forbid(&self.principal, &verdict).map(|body| body.boxed()))
     }
 
     /// Binds the session `response` (to an `initialize`) made, if any, to
