@@ -44,7 +44,7 @@ pub use ahead::Ahead;
 pub use behind::Behind;
 use checks::{check_contract_version, check_is_component};
 pub use offers::{HOST_SCHEME, Offers, PromptSpec, check_uri};
-pub use spec::{ToolSpec, apply_offer};
+pub use spec::{ToolSpec, apply_selection};
 
 /// How long a compile may take before the log says one is under way.
 const SAY_COMPILING_AFTER: Duration = Duration::from_millis(300);

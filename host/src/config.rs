@@ -95,8 +95,9 @@ pub struct ComponentSettings {
     pub approvals: ApprovalRules,
     /// The scopes its tools need (with `--auth-issuer`).
     pub scopes: ToolScopes,
-    /// Which of its tools are served, under which names, with which hints.
-    pub offer: Offer,
+    /// Which of its tools are served, under which names, with which hints
+    /// (the user's selection; what a component offers is `component::Offers`).
+    pub selection: Selection,
 }
 
 /// The command line and the config file, merged: what start-up reads,
@@ -170,7 +171,7 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
             tools_in_file || entry.names_tools,
         );
         // Only the component's own: tool names differ between components.
-        settings.offer.hints = entry.hints.clone();
+        settings.selection.hints = entry.hints.clone();
         components.push(settings);
     }
     auth::add_tool_scopes(server.auth.as_mut(), &components);
@@ -185,8 +186,8 @@ pub use flags::{AuthFlags, ComponentFlags, Given, ServeArgs};
 pub mod heading;
 mod keys;
 pub use keys::{FileKey, file_key};
-mod offer;
-pub use offer::{Hints, Offer};
+mod selection;
+pub use selection::{Hints, Selection};
 mod server;
 pub use server::ServerSettings;
 #[cfg(test)]

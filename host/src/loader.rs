@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow};
 
 use crate::call::CallRunner;
-use crate::component::{ToolComponent, apply_offer};
+use crate::component::{ToolComponent, apply_selection};
 use crate::config::ComponentSettings;
 use crate::log_text::error_chain;
 use crate::mcp::ToolServer;
@@ -38,10 +38,10 @@ impl Loader {
         component.approvals = settings.approvals.clone();
         component.scopes = settings.scopes.clone();
         let tools = std::mem::take(&mut component.tools);
-        component.tools =
-            apply_offer(&settings.offer, tools).with_context(|| component.path.display().to_string())?;
-        if !settings.offer.prefix.is_empty() {
-            component.offers.apply_prefix(&settings.offer.prefix);
+        component.tools = apply_selection(&settings.selection, tools)
+            .with_context(|| component.path.display().to_string())?;
+        if !settings.selection.prefix.is_empty() {
+            component.offers.apply_prefix(&settings.selection.prefix);
         }
         Ok(component)
     }

@@ -215,7 +215,7 @@ mod tests {
             .filter(|arg| arg.get_help_heading().is_none())
             .filter_map(|arg| arg.get_long())
             .collect();
-        assert!(loose.is_empty(), "give these a help_heading (cli/heading.rs): {loose:?}");
+        assert!(loose.is_empty(), "give these a help_heading (config/heading.rs): {loose:?}");
     }
 
     #[test]

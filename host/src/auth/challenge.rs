@@ -43,7 +43,11 @@ impl Challenge<'_> {
     /// lacks what `verdict` says. The challenge's `scope` is every scope to
     /// ask for in the step-up — those the token has and those it lacks — so
     /// the new token loses none.
-    pub(super) fn insufficient_scope(&self, verdict: &super::Lacking, granted: &[String]) -> Response<Full<Bytes>> {
+    pub(super) fn insufficient_scope(
+        &self,
+        verdict: &super::Lacking,
+        granted: &[String],
+    ) -> Response<Full<Bytes>> {
         let (tool, lacking) = (&verdict.tool, &verdict.lacking);
         // Every scope here is a scope token (configured ones are checked at
         // start, a token's are filtered as it is read); one that is not is

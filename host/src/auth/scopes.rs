@@ -82,7 +82,8 @@ impl Lacking {
     /// What `principal`'s token lacks of `needed` for `tool`; `None` when
     /// it holds every one (a caller without a token is not checked here).
     pub fn of(principal: &super::Principal, tool: &str, needed: &[String]) -> Option<Lacking> {
-        let lacking: Vec<String> = needed.iter().filter(|scope| !principal.scopes.contains(scope)).cloned().collect();
+        let lacking: Vec<String> =
+            needed.iter().filter(|scope| !principal.scopes.contains(scope)).cloned().collect();
         (!lacking.is_empty()).then(|| Lacking { tool: tool.to_string(), needed: needed.to_vec(), lacking })
     }
 }
@@ -140,7 +141,10 @@ mod tests {
             scopes: vec!["tools".into()],
         };
         let verdict = Lacking::of(&caller, "delete", &scopes.for_tool("delete")).unwrap();
-        assert_eq!((verdict.needed, verdict.lacking), (scopes.for_tool("delete"), vec!["files:write".into()]));
+        assert_eq!(
+            (verdict.needed, verdict.lacking),
+            (scopes.for_tool("delete"), vec!["files:write".into()])
+        );
         assert_eq!(Lacking::of(&caller, "echo", &scopes.for_tool("echo")), None);
         assert!(scopes.validate(["delete", "echo"]).is_ok());
         assert!(scopes.validate(["echo"]).is_err());

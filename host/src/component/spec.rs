@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
-use crate::config::Offer;
+use crate::config::Selection;
 use crate::contract::types::{Annotations, ToolInfo};
 use crate::log_text::escaped;
 use crate::schema::{SCHEMA_LIMITS, Schema};
@@ -74,14 +74,14 @@ pub(super) const MAX_TITLE: usize = 1 << 10;
 /// Longest tool description the host lists, in bytes.
 pub(super) const MAX_DESCRIPTION: usize = 16 << 10;
 
-/// The tools a component offers once the user's `offer` is applied (which
+/// The tools a component offers once the user's `selection` is applied (which
 /// are served, under which names, with which hints). A name the component
 /// does not offer, or a prefixed name outside MCP's rules, is an error
 /// naming it.
-pub fn apply_offer(offer: &Offer, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>> {
+pub fn apply_selection(selection: &Selection, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>> {
     // A shared selection is checked across components, once all are loaded.
-    let named = offer.tools.iter().flatten().filter(|_| !offer.shared).map(|name| ("tools", name));
-    let hinted = offer.hints.keys().map(|name| ("annotations", name));
+    let named = selection.tools.iter().flatten().filter(|_| !selection.shared).map(|name| ("tools", name));
+    let hinted = selection.hints.keys().map(|name| ("annotations", name));
     for (key, name) in named.chain(hinted) {
         if !tools.iter().any(|spec| spec.guest_name == *name) {
             let offered: Vec<&str> = tools.iter().map(|spec| spec.guest_name.as_str()).collect();
@@ -92,10 +92,10 @@ pub fn apply_offer(offer: &Offer, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>>
             );
         }
     }
-    let prefix = &offer.prefix;
+    let prefix = &selection.prefix;
     tools
         .into_iter()
-        .filter(|spec| offer.tools.as_ref().is_none_or(|selection| selection.contains(&spec.guest_name)))
+        .filter(|spec| selection.tools.as_ref().is_none_or(|tools| tools.contains(&spec.guest_name)))
         .map(|mut spec| {
             spec.name = format!("{prefix}{}", spec.guest_name);
             if !tool_name::is_valid(&spec.name) {
@@ -107,7 +107,7 @@ pub fn apply_offer(offer: &Offer, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>>
                     escaped(&spec.name)
                 );
             }
-            if let Some(hints) = offer.hints.get(&spec.guest_name) {
+            if let Some(hints) = selection.hints.get(&spec.guest_name) {
                 let given = &mut spec.annotations;
                 given.read_only = hints.read_only.or(given.read_only);
                 given.destructive = hints.destructive.or(given.destructive);
@@ -131,23 +131,23 @@ mod tests {
             |name: &str| ToolSpec::from_info(ToolInfo { name: name.into(), ..info(input, None) }).unwrap();
         let tools = vec![named("echo"), named("add"), named("spin")];
         let hints = Hints { destructive: Some(true), ..Hints::default() };
-        let offer = Offer {
+        let selection = Selection {
             tools: Some(vec!["echo".into(), "spin".into()]),
             prefix: "t_".into(),
             hints: [("spin".to_string(), hints)].into(),
             shared: false,
         };
-        let offered = apply_offer(&offer, tools.clone()).unwrap();
+        let offered = apply_selection(&selection, tools.clone()).unwrap();
         let names: Vec<_> =
             offered.iter().map(|spec| (spec.name.as_str(), spec.guest_name.as_str())).collect();
         assert_eq!(names, [("t_echo", "echo"), ("t_spin", "spin")]);
         assert_eq!(offered[1].annotations.destructive, Some(true), "the config's hint");
         assert_eq!(offered[1].annotations.read_only, None, "the component's own");
-        let nope = Offer { tools: Some(vec!["nope".into()]), ..Offer::default() };
-        let err = apply_offer(&nope, tools.clone()).err().unwrap().to_string();
+        let nope = Selection { tools: Some(vec!["nope".into()]), ..Selection::default() };
+        let err = apply_selection(&nope, tools.clone()).err().unwrap().to_string();
         assert!(err.contains("`nope`") && err.contains("echo, add, spin"), "{err}");
-        let bad = Offer { prefix: "bad prefix ".into(), ..Offer::default() };
-        let err = apply_offer(&bad, tools).err().unwrap().to_string();
+        let bad = Selection { prefix: "bad prefix ".into(), ..Selection::default() };
+        let err = apply_selection(&bad, tools).err().unwrap().to_string();
         assert!(err.contains("tool-name rules"), "{err}");
     }
 

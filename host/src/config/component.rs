@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{ComponentFlags, ComponentSettings, Given, Offer};
+use super::{ComponentFlags, ComponentSettings, Given, Selection};
 use crate::approval::ApprovalRules;
 use crate::auth::{ToolScopes, scopes_by_tool};
 use crate::limits::CallLimits;
@@ -76,7 +76,7 @@ pub(super) fn settings(
             every_tool: flags.required_scopes.clone(),
             per_tool: scopes_by_tool(&flags.tool_scopes),
         },
-        offer: Offer {
+        selection: Selection {
             tools,
             shared,
             prefix: flags.prefix.clone().unwrap_or_default(),

@@ -68,7 +68,7 @@ fn a_full_file_parses() {
     assert_eq!((entry.limits.max_log_record, entry.limits.max_guest_output), (4 << 10, 1 << 20));
     assert_eq!(entry.approvals.require[1], ApprovalRule::Tool("wipe".into()));
     assert_eq!(entry.scopes.per_tool["wipe"], ["files:write", "admin"]);
-    assert_eq!(entry.offer.hints["wipe"].destructive, Some(true));
+    assert_eq!(entry.selection.hints["wipe"].destructive, Some(true));
     let debug = format!("{:?}", entry.grants);
     assert!(debug.contains("/work") && debug.contains("example.com"), "{debug}");
 }

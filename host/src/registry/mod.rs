@@ -20,11 +20,11 @@
 //! and cut, and plain HTTP is spoken only to loopback registries or those
 //! named with `--insecure-registry`.
 
-mod auth;
+mod copies;
+mod credentials;
 pub(crate) mod http;
 mod oci;
 mod signature;
-mod store;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,7 +43,7 @@ pub const SCHEME: &str = "oci://";
 #[derive(Clone, Debug)]
 pub struct RegistryOptions {
     /// The store of pulled manifests, blobs and signatures (`CACHE/oci`).
-    pub store_dir: PathBuf,
+    pub copies_dir: PathBuf,
     /// Registries (`HOST[:PORT]`) spoken to over plain HTTP although they
     /// are not on loopback.
     pub insecure: Vec<String>,
@@ -77,7 +77,7 @@ pub struct Pulled {
 pub async fn pull(reference: &str, key: Option<&Path>, options: &RegistryOptions) -> Result<Pulled> {
     let parsed = parse(reference)?;
     let key = key.map(PublicKey::load).transpose()?;
-    let store = store::Store::open(&options.store_dir)?;
+    let store = copies::Copies::open(&options.copies_dir)?;
     if let Some(digest) = parsed.digest()
         && let Some(found) = offline(&store, digest, key.as_ref())?
     {
@@ -102,7 +102,7 @@ async fn from_registry(
     reference: &str,
     parsed: &Reference,
     key: Option<&PublicKey>,
-    store: &store::Store,
+    store: &copies::Copies,
     options: &RegistryOptions,
 ) -> Result<Pulled> {
     let registry = oci::Registry::connect(parsed, &options.insecure).await?;
@@ -143,7 +143,7 @@ async fn from_registry(
 
 /// The component for `digest` from the store, if it is there whole (and,
 /// with a key, with a signature that still verifies with it).
-fn offline(store: &store::Store, digest: &str, key: Option<&PublicKey>) -> Result<Option<Pulled>> {
+fn offline(store: &copies::Copies, digest: &str, key: Option<&PublicKey>) -> Result<Option<Pulled>> {
     let Some(path) = store.component(digest)? else {
         return Ok(None);
     };

@@ -66,7 +66,7 @@ impl Registry {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let name = reference.resolve_registry().to_string();
         let plain = is_loopback(&name) || insecure.iter().any(|host| host == &name);
-        let auth = super::auth::for_registry(&name);
+        let auth = super::credentials::for_registry(&name);
         Ok(Registry { http: RegistryHttp::connect(name, plain, auth, reference.repository()).await? })
     }
 

@@ -13,7 +13,6 @@
 //! ([`guest_output`]), never to the protocol stream on stdout. Guest code
 //! runs on threads of its own, below the protocol's ([`guest_pool`]).
 
-mod config;
 pub mod descriptors;
 pub mod grants;
 pub mod guest_output;
@@ -22,6 +21,7 @@ mod http_fields;
 mod memory;
 pub mod open_guard;
 pub mod outgoing_http;
+mod wasi_config;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,8 +37,8 @@ use grants::Grants;
 use guest_output::GuestOutput;
 use outgoing_http::OutgoingHttp;
 
-pub use config::ConfigVars;
 pub use memory::{MemoryHit, MemoryLimiter, default_total_memory, host_memory, release_when_idle};
+pub use wasi_config::ConfigVars;
 
 /// What one call's store holds of the sandbox.
 pub struct Sandbox {
@@ -204,7 +204,7 @@ pub fn add_to_linker<T: SandboxView + WasiView + wasmtime_wasi_http::WasiHttpVie
     // --allow-host check, so linking it grants nothing by itself.
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     http_fields::add_to_linker(linker)?;
-    config::add_to_linker(linker)?;
+    wasi_config::add_to_linker(linker)?;
     Ok(())
 }
 

@@ -42,7 +42,8 @@ pub(crate) async fn load_components(server: &ToolServer, loader: &Loader, settin
         components.push(loaded.with_context(|| format!("loading the component from {origin}"))?);
     }
     // `--tools` names tools of any of the components it applies to.
-    let shared = settings.components.iter().filter(|c| c.offer.shared).filter_map(|c| c.offer.tools.as_ref());
+    let shared =
+        settings.components.iter().filter(|c| c.selection.shared).filter_map(|c| c.selection.tools.as_ref());
     let offered = |name: &String| components.iter().any(|c| c.tools.iter().any(|t| t.guest_name == *name));
     if let Some(missing) = shared.flatten().find(|name| !offered(name)) {
         anyhow::bail!("--tools names `{}`, which no component offers", log_text::escaped(missing));
@@ -82,9 +83,9 @@ pub(crate) async fn pull_components(settings: &mut Settings) -> Result<Vec<regis
 /// Where pulled components are kept (`CACHE/oci`), and which registries may
 /// be reached in plain HTTP; `None` when there is no cache directory.
 pub(super) fn registry_options(server: &config::ServerSettings) -> Option<registry::RegistryOptions> {
-    let store_dir = server.cache_dir.clone().or_else(CompileCache::default_dir)?.join("oci");
+    let copies_dir = server.cache_dir.clone().or_else(CompileCache::default_dir)?.join("oci");
     Some(registry::RegistryOptions {
-        store_dir,
+        copies_dir,
         insecure: server.insecure_registries.clone(),
         timeout: server.registry_timeout,
         max_component_size: server.max_component_size,

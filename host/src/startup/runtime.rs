@@ -40,7 +40,7 @@ pub(crate) fn build_server(
     let local = settings.components.iter().filter(|component| component.oci.is_none());
     let mut trusted: Vec<std::path::PathBuf> = local.map(|component| component.path.clone()).collect();
     if settings.components.iter().any(|component| component.oci.is_some()) {
-        trusted.extend(registry_options(&settings.server).map(|options| options.store_dir));
+        trusted.extend(registry_options(&settings.server).map(|options| options.copies_dir));
     }
     trusted.extend(settings.config_file.clone());
     trusted.extend(settings.server.audit_log.clone());

@@ -2,7 +2,7 @@
 //! `blobs/sha256-HEX.wasm` (the component layer) and `signatures/sha256-HEX.json`
 //! (a signature that verified, checked again on every offline start).
 //!
-//! The store is trusted as the compile cache is — a directory only this user
+//! These copies are trusted as the compile cache is — a directory only this user
 //! can write — and still every read is hashed against the digest that names
 //! it, so a file damaged on disk is pulled again, never loaded.
 
@@ -14,20 +14,20 @@ use super::oci::{Manifest, sha256};
 use super::signature::Signed;
 use crate::cache::trusted_dir;
 
-/// The store's directory, checked.
-pub struct Store {
+/// The copies' directory, checked.
+pub struct Copies {
     dir: PathBuf,
 }
 
-impl Store {
+impl Copies {
     /// Opens (makes, mode 0700) the store at `dir`, refusing one others may write.
-    pub fn open(dir: &Path) -> Result<Store> {
+    pub fn open(dir: &Path) -> Result<Copies> {
         for sub in ["manifests", "blobs", "signatures"] {
             trusted_dir(&dir.join(sub))
                 .with_context(|| format!("the component store {} cannot be used", dir.display()))?;
         }
         trusted_dir(dir).with_context(|| format!("the component store {} cannot be used", dir.display()))?;
-        Ok(Store { dir: dir.to_owned() })
+        Ok(Copies { dir: dir.to_owned() })
     }
 
     /// The component file for manifest `digest`, if the manifest and its

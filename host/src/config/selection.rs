@@ -1,6 +1,6 @@
 //! What the user says of a component's tools, beside its grants and
 //! limits: which are served, under which names, with which hints (applied
-//! at load by `component::apply_offer`).
+//! at load by `component::apply_selection`).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,7 @@ use serde::Deserialize;
 /// What the user says of a component's tools: which are served (by the
 /// component's names), under which prefix, with which hints.
 #[derive(Clone, Debug, Default)]
-pub struct Offer {
+pub struct Selection {
     /// Only these are served (`None`: all).
     pub tools: Option<Vec<String>>,
     /// The selection is the command line's `--tools`, shared by every
