@@ -39,6 +39,7 @@
 //! optimized code is compiled), [`limits`] (what a call may use, named in messages)
 //! with [`json_size`] (sizes of JSON counted without writing it),
 //! [`log_text`] (the one rule for outside text in log lines and errors: escaped, cut),
+//! [`bounded_body`] (an HTTP body the host fetches, read under a bound),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
 //! with [`metrics`] (the same and more for Prometheus, at `/metrics`) and
 //! [`audit`] (who called what and how it ended, `--audit-log`)
@@ -57,6 +58,7 @@ mod ask;
 mod audit;
 mod auth;
 pub mod binary;
+mod bounded_body;
 mod cache;
 mod call;
 mod cancellation;

@@ -1,6 +1,8 @@
 //! The host's architecture, checked: no module imports another that
-//! imports it back, the sandbox knows nothing of MCP, and the binary and
-//! the tests build one dependency tree. The host's modules are its source
+//! imports it back, the sandbox knows nothing of MCP, the wings point one
+//! way (the runtime knows nothing of the server, nothing below the
+//! commands knows the command line or start-up), and the binary and the
+//! tests build one dependency tree. The host's modules are its source
 //! files; a folder's `mod.rs` is the folder's own module. (There is no cap
 //! on a file's length: a file is split when it has two jobs.)
 //!
@@ -172,6 +174,81 @@ fn the_sandbox_knows_nothing_of_mcp() {
         for to in imports(name, text, &known) {
             let top = to.split("::").next().unwrap();
             assert!(!mcp_side.contains(&top), "{name} imports {to}");
+        }
+    }
+}
+
+/// Each module's imports by top-level module, outside itself.
+fn top_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let modules = modules();
+    let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let top = |module: &str| module.split("::").next().unwrap().to_string();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // A module's tests may drive it from above (through the command line).
+    for (name, text) in modules.iter().filter(|(name, _)| !name.ends_with("::tests")) {
+        for to in imports(name, text, &known).into_iter().filter(|to| top(to) != top(name)) {
+            edges.entry(top(name)).or_default().insert(top(&to));
+        }
+    }
+    edges
+}
+
+/// The runtime wing — engines, the compile cache, the sandbox, a call's
+/// store and the guest-facing interfaces, plain components, schemas,
+/// limits — runs guest code for whoever asks: it imports nothing of the
+/// server (MCP, transports, authorization, audit, telemetry), of loading
+/// (registries, reloading) or of the command line.
+#[test]
+fn the_runtime_knows_nothing_of_the_server() {
+    let runtime = [
+        "engine",
+        "cache",
+        "tiering",
+        "sandbox",
+        "store",
+        "wit",
+        "plain",
+        "schema",
+        "limits",
+        "contract",
+        "cancellation",
+        "operation",
+    ];
+    let above = [
+        "mcp",
+        "transport",
+        "auth",
+        "audit",
+        "telemetry",
+        "metrics",
+        "config",
+        "cli",
+        "startup",
+        "registry",
+        "loader",
+        "watch",
+        "shell",
+        "inspect",
+        "binary",
+        "reference",
+    ];
+    let edges = top_edges();
+    let wrong: Vec<String> = (runtime.iter())
+        .flat_map(|from| edges.get(*from).into_iter().flatten().map(move |to| (from, to)))
+        .filter(|(_, to)| above.contains(&to.as_str()))
+        .map(|(from, to)| format!("{from} → {to}"))
+        .collect();
+    assert!(wrong.is_empty(), "the runtime imports from above it: {wrong:?}");
+}
+
+/// Only the commands know the command line (`cli`) and start-up: what
+/// serves a call reads resolved settings (`config`), never the parser.
+#[test]
+fn nothing_below_the_commands_knows_the_command_line() {
+    let commands = ["binary", "shell", "inspect", "reference"];
+    for (from, to) in top_edges() {
+        for up in to.iter().filter(|to| *to == "cli" || *to == "startup") {
+            assert!(commands.contains(&from.as_str()), "{from} imports {up}: only {commands:?} may");
         }
     }
 }

@@ -26,8 +26,8 @@ use tokio::sync::{OnceCell, Semaphore};
 use super::issuer::{ISSUER_TIMEOUT, Issuer, is_loopback};
 use super::token_cache::{self, MAX_ENTRIES, TokenCache, Verdict};
 use super::{AuthSettings, Principal};
+use crate::bounded_body::read_bounded;
 use crate::log_text::escaped;
-use crate::registry::http::read_bounded;
 
 /// The largest introspection answer read (real ones are a few hundred bytes).
 const MAX_ANSWER: usize = 64 << 10;

@@ -11,8 +11,8 @@ use jsonwebtoken::jwk::Jwk;
 use reqwest::Url;
 use serde::Deserialize;
 
+use crate::bounded_body::read_bounded;
 use crate::log_text::escaped;
-use crate::registry::http::read_bounded;
 
 /// The longest one fetch of the keys may take, discovery and JWKS together.
 pub(super) const ISSUER_TIMEOUT: Duration = Duration::from_secs(10);

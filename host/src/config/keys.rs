@@ -85,8 +85,7 @@ mod tests {
     /// Every serving option is settable in the file, or says why not.
     #[test]
     fn every_serving_option_has_a_key_or_a_reason() {
-        use clap::CommandFactory as _;
-        let command = crate::cli::Cli::command();
+        let command = flags::<super::super::ServeArgs>();
         let unplaced: Vec<String> = (command.get_arguments())
             .filter(|arg| !arg.is_hide_set() && arg.get_long().is_some())
             .filter(|arg| !matches!(arg.get_id().as_str(), "help" | "version"))

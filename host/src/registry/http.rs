@@ -17,6 +17,7 @@ use oci_client::secrets::RegistryAuth;
 use reqwest::{Response, StatusCode, Url};
 use serde::Deserialize;
 
+use crate::bounded_body::read_bounded;
 use crate::log_text::escaped;
 
 /// A token response is a JWT or two in JSON: a few KiB.
@@ -195,22 +196,6 @@ impl RegistryHttp {
 #[derive(Debug, thiserror::Error)]
 #[error("not found in the registry")]
 pub struct NotFound;
-
-/// The body of `response`, refused past `max` bytes (whatever its
-/// `Content-Length` says) before more is read.
-pub async fn read_bounded(mut response: Response, max: usize, what: impl Fn() -> String) -> Result<Vec<u8>> {
-    if response.content_length().is_some_and(|length| length > max as u64) {
-        bail!("{} is larger than {max} bytes", what());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.with_context(|| format!("reading {}", what()))? {
-        if body.len() + chunk.len() > max {
-            bail!("{} is larger than {max} bytes", what());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
 
 /// At most the first `max` bytes of `response`'s body; what a failed read
 /// left is kept.

@@ -18,8 +18,9 @@ use oci_client::manifest::{
 };
 use sha2::{Digest as _, Sha256};
 
-use super::http::{NotFound, RegistryHttp, read_bounded};
+use super::http::{NotFound, RegistryHttp};
 use super::signature::Signed;
+use crate::bounded_body::read_bounded;
 use crate::limits::HumanBytes;
 
 /// The config media type of a Wasm OCI artifact (`oci-wasm`, used by `wkg`).

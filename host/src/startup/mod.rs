@@ -18,7 +18,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::ServeArgs;
+use crate::config::ServeArgs;
 use crate::config::{self, Settings};
 use crate::sandbox::descriptors;
 use crate::stats::Stats;
