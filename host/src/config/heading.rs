@@ -1,7 +1,9 @@
-//! The headings `--help` groups the serving options under, in the order a
-//! user meets them: what is served, what it may touch, how far it may go,
-//! who says yes, how it is reached, who may reach it, what it reports, and
-//! where components come from. `docs/cli.md` uses the same headings.
+//! The headings `--help` groups the serving options under. clap shows them
+//! in the order their first option is defined: what is served, what it
+//! may touch, how far it may go and who says yes (each component's, in
+//! `flags.rs`), where components come from and who may call (a component
+//! names its signing key and scopes too), then how it is reached and what
+//! it reports. `docs/cli.md` uses the same headings.
 
 /// What is served and how it is loaded: components, the config file, the
 /// tool selection, reloading, the compile cache.
