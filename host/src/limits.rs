@@ -1,69 +1,194 @@
 //! Per-call resource limits, and how a call that hit one is described to the
-//! client. Limits come from the command line; every call gets the same set.
+//! client. Each limit is defined once, here: a flag, a config-file key and
+//! a field (see [`CallLimits`]); each component has its own set.
 
 use std::fmt;
 use std::time::Duration;
 
-/// What one tool call may use. A call that exceeds any of these is stopped and
-/// answered with `isError: true` naming the limit.
-#[derive(Clone, Debug)]
+/// The `--help` heading of the limits (`config::heading::LIMITS`).
+pub const HELP_HEADING: &str = "Limits";
+
+/// What one tool call may use. A call that exceeds any of these is stopped
+/// and answered with `isError: true` naming the limit. Each field is its
+/// own flag and config-file key (`[defaults]`, `[[component]]`), defined
+/// here once: its doc is its help, its attribute its default.
+#[derive(Clone, Debug, clap::Args)]
 pub struct CallLimits {
-    /// Fuel (roughly, wasm instructions) per call; `None` = unmetered.
-    pub fuel: Option<u64>,
-    /// Wall-clock time per call.
+    /// Fuel per call (about one unit per wasm instruction).
+    ///
+    /// 0 = unmetered (epoch deadlines still apply). A call that runs out
+    /// gets an isError result.
+    #[arg(long, value_name = "N", default_value_t = 10_000_000_000, help_heading = HELP_HEADING)]
+    pub fuel: u64,
+
+    /// Wall-clock limit per call.
+    ///
+    /// E.g. 30s, 500ms. The call is cancelled, cleaned up, and answered
+    /// with an isError result.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = parse_duration,
+        help_heading = HELP_HEADING
+    )]
     pub timeout: Duration,
-    /// Linear memory per call, in bytes.
+
+    /// Memory per call.
+    ///
+    /// Every linear memory and table of the call together, and the
+    /// wasi:http header fields the host holds for it (e.g. 256MiB).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "256MiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_memory: usize,
-    /// How long a cancelled call may take to return by itself before the host
-    /// stops it.
-    pub cancel_grace: Duration,
-    /// Fuel for the `cleanup` export.
-    pub cleanup_fuel: u64,
-    /// Wall-clock time for the `cleanup` export.
-    pub cleanup_timeout: Duration,
-    /// Bytes a result may take as the client receives it (its JSON: every
-    /// content block and structured content together), or an error's message.
+
+    /// Largest result a call may return, as the client receives it.
+    ///
+    /// Measured as its JSON: every field, media in base64. A larger one
+    /// becomes an isError result naming the limit.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "16MiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_output: usize,
-    /// Content blocks a result may hold (`--max-content-blocks`).
+
+    /// Content blocks a call's result may hold.
+    ///
+    /// More is an isError result naming the limit.
+    #[arg(long, value_name = "N", default_value_t = 1024, help_heading = HELP_HEADING)]
     pub max_content_blocks: usize,
-    /// Host handles (files, streams, pollables, HTTP bodies) held at once.
-    pub max_handles: usize,
-    /// Bytes of one log record's data or one progress message; longer ones
-    /// are cut (`--max-log-record`).
+
+    /// Largest log record or progress message a tool may send.
+    ///
+    /// A log record is measured by its data. A longer one is cut, with a
+    /// marker saying how much was cut (`…[cut N bytes]`); cut JSON data
+    /// goes out as a string.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "16KiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_log_record: usize,
-    /// Bytes of one question to the user: an elicitation's message and
-    /// schema, a URL elicitation's message and URL, a sampling request
-    /// (`--max-question`).
+
+    /// Largest question a tool may put to the user.
+    ///
+    /// An elicitation's message and schema, a URL elicitation's message and
+    /// URL, or a sampling request. A larger one fails in the tool with
+    /// `request-error::failed` naming this flag, without reaching the
+    /// client.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "64KiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_question: usize,
-    /// Bytes of one answer from the client, as JSON: an elicitation's
-    /// result or a sampling result (`--max-answer`).
+
+    /// Largest answer a tool may get from the client.
+    ///
+    /// An elicitation's result or a sampling result, as JSON. A larger one
+    /// fails in the tool with `request-error::failed` naming this flag, as
+    /// an accepted form that breaks its requested schema does; both are
+    /// logged.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "1MiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_answer: usize,
-    /// Bytes of notifications (log records, progress) one call may queue
-    /// for the client (`--max-notification-bytes`).
+
+    /// Log records and progress one call may send to the client, in bytes.
+    ///
+    /// Past it they are dropped, and counted (`dropped_notes` in the `call
+    /// ended` line). Those still queued when the call's --timeout runs out
+    /// are dropped too.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "1MiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_notification_bytes: usize,
-    /// Bytes of stdout and stderr one call may write to the host's log
-    /// (`--max-guest-output`); the rest is discarded.
+
+    /// What one call may write to stdout and stderr together.
+    ///
+    /// It goes to the host's log line by line, tagged with the call (target
+    /// `tool`, with `call_id` and `stream`; control characters escaped).
+    /// The rest is discarded (the tool's writes still succeed) and one line
+    /// says how much.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "64KiB",
+        value_parser = parse_bytes,
+        help_heading = HELP_HEADING
+    )]
     pub max_guest_output: usize,
+
+    /// Host handles one call may hold at once.
+    ///
+    /// Open files and directories, streams, pollables, HTTP requests and
+    /// bodies. A call past it is stopped with an isError result naming the
+    /// limit. When the open-file limit is low, this is lowered at start
+    /// (with a warning) to a quarter of the descriptors left to calls.
+    #[arg(long, value_name = "N", default_value_t = 4096, help_heading = HELP_HEADING)]
+    pub max_handles: usize,
+
+    /// How long a cancelled tool may take to stop by itself.
+    ///
+    /// After a cancel, the time a tool has to stop by itself before the
+    /// host stops it (e.g. 100ms; 0 stops it at once).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "100ms",
+        value_parser = parse_duration,
+        help_heading = HELP_HEADING
+    )]
+    pub cancel_grace: Duration,
+
+    /// Wall-clock limit for a component's `cleanup` export.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "500ms",
+        value_parser = parse_duration,
+        help_heading = HELP_HEADING
+    )]
+    pub cleanup_timeout: Duration,
+
+    /// Fuel for a component's `cleanup` export.
+    #[arg(long, value_name = "N", default_value_t = 100_000_000, help_heading = HELP_HEADING)]
+    pub cleanup_fuel: u64,
+}
+
+impl CallLimits {
+    /// Fuel per call, `None` when unmetered (`--fuel 0`).
+    pub fn metered_fuel(&self) -> Option<u64> {
+        (self.fuel > 0).then_some(self.fuel)
+    }
 }
 
 impl Default for CallLimits {
+    /// Every flag's default.
     fn default() -> Self {
-        Self {
-            fuel: Some(10_000_000_000),
-            timeout: Duration::from_secs(60),
-            max_memory: 256 << 20,
-            cancel_grace: Duration::from_millis(100),
-            cleanup_fuel: 100_000_000,
-            cleanup_timeout: Duration::from_millis(500),
-            max_output: 16 << 20,
-            max_content_blocks: 1024,
-            max_handles: 4096,
-            max_log_record: 16 << 10,
-            max_question: 64 << 10,
-            max_answer: 1 << 20,
-            max_notification_bytes: 1 << 20,
-            max_guest_output: 64 << 10,
-        }
+        use clap::{Args as _, FromArgMatches as _};
+        let matches = CallLimits::augment_args(clap::Command::new("limits")).get_matches_from(["limits"]);
+        CallLimits::from_arg_matches(&matches).expect("every limit has a default")
     }
 }
 

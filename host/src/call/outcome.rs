@@ -141,7 +141,9 @@ fn trapped(limits: &CallLimits, error: &wasmtime::Error, memory_hit: Option<Memo
         return CallOutcome::LimitHit(LimitHit::Handles(limits.max_handles));
     }
     match error.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => CallOutcome::LimitHit(LimitHit::Fuel(limits.fuel.unwrap_or(u64::MAX))),
+        Some(Trap::OutOfFuel) => {
+            CallOutcome::LimitHit(LimitHit::Fuel(limits.metered_fuel().unwrap_or(u64::MAX)))
+        }
         Some(Trap::StackOverflow) => CallOutcome::LimitHit(LimitHit::Stack),
         // A Rust tool's stack grows down towards address 0, so overflowing
         // it usually shows up as this rather than as a stack overflow.

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use super::{ComponentFlags, ComponentSettings, Given, Selection};
 use crate::approval::ApprovalRules;
 use crate::auth::{ToolScopes, scopes_by_tool};
-use crate::limits::CallLimits;
 use crate::sandbox::ConfigVars;
 use crate::sandbox::grants::{ConfigVar, EnvGrant, Grants, HostGrants};
 
@@ -52,22 +51,7 @@ pub(super) fn settings(
             HostGrants::new(flags.allow_hosts.clone()).with_private_addresses(flags.allow_private_addresses),
         )
         .with_config(ConfigVars::new(config)),
-        limits: CallLimits {
-            fuel: (flags.fuel > 0).then_some(flags.fuel),
-            timeout: flags.timeout,
-            max_memory: flags.max_memory,
-            cancel_grace: flags.cancel_grace,
-            cleanup_fuel: flags.cleanup_fuel,
-            cleanup_timeout: flags.cleanup_timeout,
-            max_output: flags.max_output,
-            max_content_blocks: flags.max_content_blocks,
-            max_handles: flags.max_handles,
-            max_log_record: flags.max_log_record,
-            max_question: flags.max_question,
-            max_answer: flags.max_answer,
-            max_notification_bytes: flags.max_notification_bytes,
-            max_guest_output: flags.max_guest_output,
-        },
+        limits: flags.limits.clone(),
         approvals: ApprovalRules {
             require: flags.require_approval.clone(),
             no_approval: flags.no_approval.clone(),

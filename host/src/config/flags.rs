@@ -16,7 +16,6 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
@@ -24,7 +23,7 @@ use super::ServerSettings;
 use super::heading;
 use crate::approval::ApprovalRule;
 use crate::auth::ToolScope;
-use crate::limits::{parse_bytes, parse_duration};
+use crate::limits::CallLimits;
 use crate::sandbox::grants::{ConfigVar, DirGrant, EnvGrant, HostGrant};
 
 /// The options given on the command line: each clap id with its values as
@@ -148,166 +147,9 @@ pub struct ComponentFlags {
     #[arg(long, help_heading = heading::GRANTS)]
     pub allow_private_addresses: bool,
 
-    /// Fuel per call (about one unit per wasm instruction).
-    ///
-    /// 0 = unmetered (epoch deadlines still apply). A call that runs out
-    /// gets an isError result.
-    #[arg(long, value_name = "N", default_value_t = 10_000_000_000, help_heading = heading::LIMITS)]
-    pub fuel: u64,
-
-    /// Wall-clock limit per call.
-    ///
-    /// E.g. 30s, 500ms. The call is cancelled, cleaned up, and answered
-    /// with an isError result.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "60s",
-        value_parser = parse_duration,
-        help_heading = heading::LIMITS
-    )]
-    pub timeout: Duration,
-
-    /// Memory per call.
-    ///
-    /// Every linear memory and table of the call together, and the
-    /// wasi:http header fields the host holds for it (e.g. 256MiB).
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "256MiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_memory: usize,
-
-    /// Largest result a call may return, as the client receives it.
-    ///
-    /// Measured as its JSON: every field, media in base64. A larger one
-    /// becomes an isError result naming the limit.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "16MiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_output: usize,
-
-    /// Content blocks a call's result may hold.
-    ///
-    /// More is an isError result naming the limit.
-    #[arg(long, value_name = "N", default_value_t = 1024, help_heading = heading::LIMITS)]
-    pub max_content_blocks: usize,
-
-    /// Largest log record or progress message a tool may send.
-    ///
-    /// A log record is measured by its data. A longer one is cut, with a
-    /// marker saying how much was cut (`…[cut N bytes]`); cut JSON data
-    /// goes out as a string.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "16KiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_log_record: usize,
-
-    /// Largest question a tool may put to the user.
-    ///
-    /// An elicitation's message and schema, a URL elicitation's message and
-    /// URL, or a sampling request. A larger one fails in the tool with
-    /// `request-error::failed` naming this flag, without reaching the
-    /// client.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "64KiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_question: usize,
-
-    /// Largest answer a tool may get from the client.
-    ///
-    /// An elicitation's result or a sampling result, as JSON. A larger one
-    /// fails in the tool with `request-error::failed` naming this flag, as
-    /// an accepted form that breaks its requested schema does; both are
-    /// logged.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "1MiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_answer: usize,
-
-    /// Log records and progress one call may send to the client, in bytes.
-    ///
-    /// Past it they are dropped, and counted (`dropped_notes` in the `call
-    /// ended` line). Those still queued when the call's --timeout runs out
-    /// are dropped too.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "1MiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_notification_bytes: usize,
-
-    /// What one call may write to stdout and stderr together.
-    ///
-    /// It goes to the host's log line by line, tagged with the call (target
-    /// `tool`, with `call_id` and `stream`; control characters escaped).
-    /// The rest is discarded (the tool's writes still succeed) and one line
-    /// says how much.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "64KiB",
-        value_parser = parse_bytes,
-        help_heading = heading::LIMITS
-    )]
-    pub max_guest_output: usize,
-
-    /// Host handles one call may hold at once.
-    ///
-    /// Open files and directories, streams, pollables, HTTP requests and
-    /// bodies. A call past it is stopped with an isError result naming the
-    /// limit. When the open-file limit is low, this is lowered at start
-    /// (with a warning) to a quarter of the descriptors left to calls.
-    #[arg(long, value_name = "N", default_value_t = 4096, help_heading = heading::LIMITS)]
-    pub max_handles: usize,
-
-    /// How long a cancelled tool may take to stop by itself.
-    ///
-    /// After a cancel, the time a tool has to stop by itself before the
-    /// host stops it (e.g. 100ms; 0 stops it at once).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "100ms",
-        value_parser = parse_duration,
-        help_heading = heading::LIMITS
-    )]
-    pub cancel_grace: Duration,
-
-    /// Wall-clock limit for a component's `cleanup` export.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "500ms",
-        value_parser = parse_duration,
-        help_heading = heading::LIMITS
-    )]
-    pub cleanup_timeout: Duration,
-
-    /// Fuel for a component's `cleanup` export.
-    #[arg(long, value_name = "N", default_value_t = 100_000_000, help_heading = heading::LIMITS)]
-    pub cleanup_fuel: u64,
+    /// How far each call may go.
+    #[command(flatten)]
+    pub limits: CallLimits,
 
     /// Ask the user before every call of this tool.
     ///

@@ -11,7 +11,7 @@ pub const SERVING: &str = "Serving";
 /// What a tool may see: directories, environment, outgoing HTTP, wasi:config values.
 pub const GRANTS: &str = "Grants";
 /// How far a call, and all calls together, may go.
-pub const LIMITS: &str = "Limits";
+pub const LIMITS: &str = crate::limits::HELP_HEADING;
 /// When the user is asked, and for how long.
 pub const APPROVAL: &str = "Approval";
 /// Serving Streamable HTTP: the address, sessions, connections, TLS, draining.

@@ -63,7 +63,7 @@ fn a_full_file_parses() {
     let entry = &settings.components[0];
     assert!(entry.origin.as_deref().unwrap().ends_with("tools.toml line 13"), "{:?}", entry.origin);
     assert_eq!(entry.limits.timeout, Duration::from_secs(5));
-    assert_eq!(entry.limits.fuel, None);
+    assert_eq!(entry.limits.metered_fuel(), None);
     assert_eq!(entry.limits.max_memory, 64 << 20);
     assert_eq!((entry.limits.max_log_record, entry.limits.max_guest_output), (4 << 10, 1 << 20));
     assert_eq!(entry.approvals.require[1], ApprovalRule::Tool("wipe".into()));

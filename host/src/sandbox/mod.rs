@@ -173,7 +173,7 @@ impl StoreBudget {
     /// What a call of a component with `limits` gets.
     pub fn for_call(limits: &CallLimits) -> Self {
         StoreBudget {
-            fuel: limits.fuel,
+            fuel: limits.metered_fuel(),
             max_memory: limits.max_memory,
             max_handles: limits.max_handles,
             time_limit: limits.timeout,

@@ -66,7 +66,7 @@ pub(crate) fn build_server(
         max_stack: server.max_stack,
         // Each call also needs a slot for its cleanup, plus one for listing.
         max_concurrent_calls: server.max_concurrent_calls.saturating_mul(2).saturating_add(1),
-        fuel_metering: limits.clone().any(|limits| limits.fuel.is_some()),
+        fuel_metering: limits.clone().any(|limits| limits.metered_fuel().is_some()),
     };
     let engine = build_engine(&engine_settings, Tier::Optimized)?;
     let total_memory = server.max_total_memory.unwrap_or_else(sandbox::default_total_memory);
