@@ -68,6 +68,8 @@ lint:
     cargo fmt --all --check
     cd guest-tools && cargo fmt --all --check
     cargo clippy --release --workspace --all-targets -- -D warnings
+    # The small install (`cargo install --no-default-features`) compiles too.
+    cargo clippy --release -p mcp-wasm-host --no-default-features --lib -- -D warnings
 
 # Everything: lints; unit and end-to-end tests (rmcp client); the Rust guest
 # SDK's own tests (natively); the Python and JavaScript tool helpers; the

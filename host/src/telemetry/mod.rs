@@ -29,10 +29,7 @@ pub mod spans;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{SpanExporter, WithExportConfig as _};
-use opentelemetry_sdk::Resource;
+use anyhow::Result;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
@@ -50,6 +47,9 @@ pub const MAX_QUEUED_SPANS: usize = 512;
 
 /// The most events one span keeps (the SDK drops the rest, counted).
 pub const MAX_EVENTS_PER_SPAN: u32 = 16;
+
+/// The layer that hands the host's spans to the exporter.
+pub type TraceLayer<S> = Box<dyn Layer<S> + Send + Sync>;
 
 /// The exporter, kept to flush it at exit.
 pub struct Telemetry {
@@ -107,7 +107,10 @@ fn endpoint(flag: Option<&str>, protocol: Protocol) -> Option<String> {
 /// The span exporter for `protocol`. gRPC's client (tonic) needs a Tokio
 /// runtime for its connection: it gets a one-thread runtime of its own,
 /// kept for the process's life, so exports never run on the host's.
-fn exporter(endpoint: &str, protocol: Protocol) -> Result<SpanExporter> {
+#[cfg(feature = "otlp")]
+fn exporter(endpoint: &str, protocol: Protocol) -> Result<opentelemetry_otlp::SpanExporter> {
+    use anyhow::Context as _;
+    use opentelemetry_otlp::{SpanExporter, WithExportConfig as _};
     let built = match protocol {
         Protocol::HttpProtobuf => SpanExporter::builder().with_http().with_endpoint(endpoint).build(),
         Protocol::Grpc => {
@@ -135,9 +138,9 @@ fn exporter(endpoint: &str, protocol: Protocol) -> Result<SpanExporter> {
 /// subscriber and the handle to flush at exit; `None` (nothing installed)
 /// otherwise. Call it before the async runtime starts (the exporter's
 /// blocking client must not be made on one).
-pub fn start<S>(flag: Option<&str>) -> Result<Option<(impl Layer<S>, Telemetry)>>
+pub fn start<S>(flag: Option<&str>) -> Result<Option<(TraceLayer<S>, Telemetry)>>
 where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    S: tracing::Subscriber + Send + Sync + for<'a> LookupSpan<'a>,
 {
     // The protocol matters only once there is an endpoint to export to.
     let asked = protocol();
@@ -146,9 +149,30 @@ where
         return Ok(None);
     };
     let protocol = asked?;
+    #[cfg(not(feature = "otlp"))]
+    {
+        let _ = protocol;
+        anyhow::bail!(
+            "cannot export traces to {endpoint}: this build has no OTLP exporter (it was built without \
+             the default `otlp` feature)"
+        );
+    }
+    #[cfg(feature = "otlp")]
+    export(&endpoint, protocol).map(Some)
+}
+
+/// Exports to `endpoint` over `protocol`, in batches from the SDK's own
+/// thread: the layer and the handle to flush at exit.
+#[cfg(feature = "otlp")]
+fn export<S>(endpoint: &str, protocol: Protocol) -> Result<(TraceLayer<S>, Telemetry)>
+where
+    S: tracing::Subscriber + Send + Sync + for<'a> LookupSpan<'a>,
+{
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::Resource;
     // reqwest and tonic (under the exporter) take the TLS provider the host uses.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let exporter = exporter(&endpoint, protocol)?;
+    let exporter = exporter(endpoint, protocol)?;
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the default name.
     let resource = if std::env::var_os("OTEL_SERVICE_NAME").is_some() {
         Resource::builder().build()
@@ -183,7 +207,7 @@ where
         .with_target("mcp_wasm_host", tracing::Level::INFO)
         .with_target("tool", tracing::Level::INFO);
     let layer = tracing_opentelemetry::layer().with_tracer(tracer).with_filter(only_ours);
-    Ok(Some((layer, Telemetry { provider })))
+    Ok((Box::new(layer), Telemetry { provider }))
 }
 
 impl Telemetry {
