@@ -65,9 +65,7 @@ pub fn spawn(
         let watched = Watched { index, settings, stamp, hash, served: hash, refused: None };
         match &watched.settings.oci {
             None => files.push(watched),
-            Some(reference) if registry::parse(reference).is_ok_and(|parsed| parsed.digest().is_none()) => {
-                tags.push(watched)
-            }
+            Some(reference) if registry::is_tag(reference) => tags.push(watched),
             Some(_) => {}
         }
     }

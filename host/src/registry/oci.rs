@@ -126,7 +126,7 @@ impl Registry {
     pub async fn blob(&self, reference: &Reference, layer: &OciDescriptor, limit: u64) -> Result<Vec<u8>> {
         // The digest names a file in the store and goes into a URL: only
         // the canonical form is accepted.
-        super::check_digest(&layer.digest).context("its manifest names a layer wrongly")?;
+        super::pull::check_digest(&layer.digest).context("its manifest names a layer wrongly")?;
         let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
         if size > limit {
             bail!("its layer {} declares {} bytes, more than the {limit} accepted", layer.digest, layer.size);
@@ -186,7 +186,7 @@ impl Manifest {
         }
         match self.image.layers.as_slice() {
             [layer] if layer.media_type == WASM_LAYER_MEDIA_TYPE => {
-                super::check_digest(&layer.digest).context("its manifest names its layer wrongly")?;
+                super::pull::check_digest(&layer.digest).context("its manifest names its layer wrongly")?;
                 Ok(layer)
             }
             layers => bail!(
