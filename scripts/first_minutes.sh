@@ -6,7 +6,11 @@
 # print `hello`. rustup's toolchain (and its wasm32-wasip2 target, if
 # already added) is shared with this machine: that download is seconds.
 #   scripts/first_minutes.sh          (`just first-minutes`)
+#   scripts/first_minutes.sh --no-default-features
+#                                     (the small install: the clone's `just binary`
+#                                     builds without otlp and oci; measurement only)
 set -euo pipefail
+small="${1:-}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/first-minutes.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
@@ -15,6 +19,10 @@ export CARGO_HOME="$scratch/cargo-home"
 # rustup's proxies (cargo, rustc) stay on PATH; only the cache is new.
 unset CARGO_TARGET_DIR RUSTFLAGS
 cd "$scratch/clone"
+if [ "$small" = "--no-default-features" ]; then
+    sed -i 's|--bin mcp-wasm-host 1>&2|--bin mcp-wasm-host --no-default-features 1>\&2|' justfile
+    grep -q -- '--no-default-features 1>&2' justfile || { echo "justfile's binary recipe changed" >&2; exit 1; }
+fi
 for run in first second; do
     start=$(date +%s)
     out="$(./dev call echo '{"text":"hello"}' 2>"$scratch/$run.log")" || {
