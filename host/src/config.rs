@@ -148,10 +148,11 @@ pub fn resolve(args: &ServeArgs) -> Result<Settings> {
     };
     let tools_in_file = file.as_ref().is_some_and(ConfigFile::default_tools);
     let mut components = Vec::new();
+    // Components named on the command line get `[defaults]` under it: the
+    // merge already made for the server.
     for path in &args.components {
-        let flags = serve_args(None)?.component;
         components.push(component::settings(
-            &flags,
+            &merged.component,
             &args.given,
             &secrets,
             path.clone(),

@@ -16,6 +16,7 @@ use clap::builder::ValueHint;
 use clap::{Arg, ArgAction, Command, FromArgMatches as _};
 use toml::{Spanned, Value};
 
+use super::keys::{flags, table_of};
 use super::text::{line_of, located};
 use super::{AuthFlags, ComponentFlags, Given, Hints, ServeArgs, ServerSettings};
 
@@ -145,11 +146,6 @@ pub(super) struct ConfigFile {
     pub(super) components: Vec<ComponentEntry>,
 }
 
-/// The options `T` defines, by clap id.
-fn flags<T: clap::Args>() -> Command {
-    T::augment_args(Command::new("flags"))
-}
-
 impl ConfigFile {
     /// Reads and checks the file at `path` (a regular file, bounded).
     pub(super) fn read(path: &Path) -> Result<ConfigFile> {
@@ -268,26 +264,11 @@ impl Reader<'_> {
         format!("{} line {}", self.name, line_of(self.text, value.span().start))
     }
 
-    /// Which group defines the flag `id`, as the file says it.
-    fn group_of(&self, id: &str) -> Option<&'static str> {
-        let has = |command: &Command| command.get_arguments().any(|arg| arg.get_id() == id);
-        if has(&self.server) {
-            Some("[server]")
-        } else if has(&self.auth) {
-            Some("[server.auth]")
-        } else if has(&self.component) {
-            Some("[defaults] or a [[component]]")
-        } else {
-            None
-        }
-    }
-
     /// Says where `key` belongs, when it is not in `table`.
     fn misplaced(&self, key: &str, table: &str, value: &Spanned<Value>) -> anyhow::Error {
         let at = self.at(value);
-        let id = if self.group_of(key).is_some() { key.to_string() } else { format!("auth_{key}") };
-        match self.group_of(&id) {
-            Some(group) => anyhow!("{at}: `{key}` is not set in {table}: put it in {group}"),
+        match table_of(key).or_else(|| table_of(&format!("auth_{key}"))) {
+            Some(group) => anyhow!("{at}: `{key}` is not set in {table}: put it in {}", group.written()),
             None => {
                 anyhow!("{at}: unknown key `{key}` in {table} (every key is a flag's name; see docs/cli.md)")
             }

@@ -46,21 +46,54 @@ pub fn file_key(id: &str) -> Option<FileKey> {
     if let Some((_, why)) = NOWHERE.iter().find(|(flag, _)| *flag == id) {
         return Some(FileKey::Nowhere(why));
     }
-    let key = |command: Command| {
-        (command.get_arguments()).map(|arg| arg.get_id().to_string()).find(|known| known == id)
-    };
-    if let Some(key) = key(flags::<ServerSettings>()) {
-        return Some(FileKey::Server(key));
+    let key = id.to_string();
+    match table_of(id)? {
+        Table::Server => Some(FileKey::Server(key)),
+        Table::Component => Some(FileKey::Component(key)),
+        // `[server.auth]` drops the `auth_` of `--auth-*`.
+        Table::Auth => Some(FileKey::Auth(id.strip_prefix("auth_").unwrap_or(id).to_string())),
     }
-    if let Some(key) = key(flags::<ComponentFlags>()) {
-        return Some(FileKey::Component(key));
-    }
-    // `[server.auth]` drops the `auth_` of `--auth-*`.
-    key(flags::<AuthFlags>()).map(|key| FileKey::Auth(key.strip_prefix("auth_").unwrap_or(&key).to_string()))
 }
 
-/// The options `T` defines.
-fn flags<T: Args>() -> Command {
+/// The tables the groups of flags are set in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Table {
+    /// `[server]`: [`ServerSettings`].
+    Server,
+    /// `[server.auth]`: [`AuthFlags`].
+    Auth,
+    /// `[defaults]` and each `[[component]]`: [`ComponentFlags`].
+    Component,
+}
+
+impl Table {
+    /// The table as the file writes it, for messages.
+    pub(super) fn written(self) -> &'static str {
+        match self {
+            Table::Server => "[server]",
+            Table::Auth => "[server.auth]",
+            Table::Component => "[defaults] or a [[component]]",
+        }
+    }
+}
+
+/// The table whose group defines the flag with clap id `id`; `None` for an
+/// option outside the groups.
+pub(super) fn table_of(id: &str) -> Option<Table> {
+    let defines = |command: Command| command.get_arguments().any(|arg| arg.get_id() == id);
+    if defines(flags::<ServerSettings>()) {
+        Some(Table::Server)
+    } else if defines(flags::<AuthFlags>()) {
+        Some(Table::Auth)
+    } else if defines(flags::<ComponentFlags>()) {
+        Some(Table::Component)
+    } else {
+        None
+    }
+}
+
+/// The options `T` defines, by clap id.
+pub(super) fn flags<T: Args>() -> Command {
     T::augment_args(Command::new("flags"))
 }
 
