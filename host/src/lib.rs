@@ -37,7 +37,9 @@
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
 //! optimized code is compiled), [`limits`] (what a call may use, named in messages)
-//! with [`json_size`] (sizes of JSON counted without writing it),
+//! with [`json_size`] (sizes of JSON counted without writing it) and
+//! [`budget`] (the one ledger: host memory made for a guest or a client is
+//! charged to a budget before it is allocated),
 //! [`log_text`] (the one rule for outside text in log lines and errors: escaped, cut),
 //! [`bounded_body`] (an HTTP body the host fetches, read under a bound),
 //! [`stats`] (live counts, so tests and operators can see nothing leaks)
@@ -53,12 +55,16 @@
 //! [`loader`] loads one configured component, at start and when [`watch`]
 //! (`--watch`) finds a new version to swap in without a restart.
 
+// The terminal is written only through `log_text::say` (escaped).
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 mod approval;
 mod ask;
 mod audit;
 mod auth;
 pub mod binary;
 mod bounded_body;
+mod budget;
 mod cache;
 mod call;
 mod cancellation;

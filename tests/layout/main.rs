@@ -210,6 +210,7 @@ fn the_runtime_knows_nothing_of_the_server() {
         "plain",
         "schema",
         "limits",
+        "budget",
         "contract",
         "cancellation",
         "operation",

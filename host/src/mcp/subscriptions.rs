@@ -12,7 +12,7 @@
 //! be handed over (so they precede its result), and each one at most
 //! [`SEND_WAIT`] for a client that does not read.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::RoleServer;
@@ -21,6 +21,7 @@ use rmcp::service::{Peer, SubscriptionSink};
 use tokio::task::JoinHandle;
 
 use crate::ask::ResourceUpdates;
+use crate::budget::{Budget, Charge};
 use crate::component::ToolComponent;
 
 /// How long one notification may wait for its client's transport.
@@ -34,17 +35,26 @@ pub(super) const MAX_PER_SESSION: usize = 1024;
 pub(super) const MAX_BYTES_PER_SESSION: usize = 256 << 10;
 
 /// One session's subscriptions.
-#[derive(Default)]
 pub(super) struct Following {
     state: Mutex<FollowingState>,
+    /// What the session's URIs may hold together ([`MAX_BYTES_PER_SESSION`]).
+    memory: Arc<Budget>,
+}
+
+impl Default for Following {
+    fn default() -> Self {
+        Following {
+            state: Mutex::default(),
+            memory: Budget::shared("the URIs a session may follow", MAX_BYTES_PER_SESSION),
+        }
+    }
 }
 
 #[derive(Default)]
 struct FollowingState {
     to: Option<Target>,
-    uris: HashSet<String>,
-    /// The bytes of `uris`, charged before one is kept.
-    bytes: usize,
+    /// Each URI, with its bytes charged before it was kept.
+    uris: HashMap<String, Charge>,
     /// A listen stream that follows the lists too.
     lists: bool,
     registered: bool,
@@ -98,12 +108,12 @@ impl Subscribers {
         uri: &str,
     ) -> Result<(), Refused> {
         let mut state = lock(&session.state);
-        if !state.uris.contains(uri) {
-            if state.uris.len() >= MAX_PER_SESSION || state.bytes + uri.len() > MAX_BYTES_PER_SESSION {
+        if !state.uris.contains_key(uri) {
+            if state.uris.len() >= MAX_PER_SESSION {
                 return Err(Refused::TooMany);
             }
-            state.bytes += uri.len();
-            state.uris.insert(uri.to_string());
+            let charge = session.memory.charge_owned(uri.len()).map_err(|_| Refused::TooMany)?;
+            state.uris.insert(uri.to_string(), charge);
         }
         state.to = Some(Target::Session(peer));
         if !state.registered {
@@ -120,12 +130,11 @@ impl Subscribers {
         {
             let mut state = lock(&following.state);
             for uri in uris.iter().take(MAX_PER_SESSION) {
-                if state.bytes + uri.len() > MAX_BYTES_PER_SESSION {
-                    break;
+                if state.uris.contains_key(uri) {
+                    continue;
                 }
-                if state.uris.insert(uri.clone()) {
-                    state.bytes += uri.len();
-                }
+                let Ok(charge) = following.memory.charge_owned(uri.len()) else { break };
+                state.uris.insert(uri.clone(), charge);
             }
             state.to = Some(Target::Stream(sink));
             state.lists = lists;
@@ -160,16 +169,13 @@ impl Subscribers {
 
     /// `session` no longer follows `uri`.
     pub(super) fn unfollow(&self, session: &Following, uri: &str) {
-        let mut state = lock(&session.state);
-        if state.uris.remove(uri) {
-            state.bytes -= uri.len();
-        }
+        lock(&session.state).uris.remove(uri);
     }
 
     /// Tells every follower of `uri` that it changed; the task ends once
     /// each notification is handed to its transport (or given up on).
     pub(super) fn updated(&self, uri: &str) -> JoinHandle<()> {
-        let targets = self.followers(|state| state.uris.contains(uri));
+        let targets = self.followers(|state| state.uris.contains_key(uri));
         let uri = uri.to_string();
         tokio::spawn(async move {
             let sends = targets.into_iter().map(|target| {
@@ -192,7 +198,7 @@ impl Subscribers {
         let mut changed = HashSet::new();
         for session in sessions {
             let state = lock(&session.state);
-            changed.extend(state.uris.iter().filter(|uri| component.offers.offers_uri(uri)).cloned());
+            changed.extend(state.uris.keys().filter(|uri| component.offers.offers_uri(uri)).cloned());
         }
         for uri in changed {
             drop(self.updated(&uri));

@@ -45,6 +45,7 @@ use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
 use wasmtime::component::{Component, ComponentExportIndex, Instance, InstancePre, Val};
 use wasmtime::{AsContextMut, Engine};
 
+use crate::budget::Budget;
 use crate::contract::types::{Annotations, CallError, CallResult, Content, ToolInfo};
 use crate::tool_name::MAX_TOOLS;
 
@@ -117,7 +118,8 @@ pub fn derive(bytes: &[u8]) -> Result<Derived> {
     // Each schema is bounded as it is written (`schema`); together they are
     // bounded too, so 1 024 functions of a schema at its limit each are
     // refused, not held.
-    let mut schema_bytes = 0usize;
+    let schema_budget = Budget::new("the schemas of one plain component's tools", MAX_SCHEMA_BYTES);
+    let mut schema_bytes = schema_budget.nothing();
     for candidate in candidates {
         let path = match &candidate.interface {
             Some(interface) => format!("{interface}#{}", candidate.function.name),
@@ -125,12 +127,18 @@ pub fn derive(bytes: &[u8]) -> Result<Derived> {
         };
         match schema::function(&resolve, candidate.function) {
             Ok(schemas) => {
-                let input_schema = schemas.input.to_string();
-                let output_schema = schemas.output.map(|schema| schema.to_string());
-                schema_bytes += input_schema.len() + output_schema.as_ref().map_or(0, String::len);
-                if schema_bytes > MAX_SCHEMA_BYTES {
+                // Charged before their text is made (counted, not written).
+                let size = |schema: &Value| crate::json_size::json_size(schema, MAX_SCHEMA_BYTES);
+                let text_bytes = [Some(&schemas.input), schemas.output.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .map(|schema| size(schema).unwrap_or_else(|past| past))
+                    .fold(0usize, usize::saturating_add);
+                if schema_bytes.grow(text_bytes).is_err() {
                     bail!("its tools' schemas together are larger than {} MiB", MAX_SCHEMA_BYTES >> 20);
                 }
+                let input_schema = schemas.input.to_string();
+                let output_schema = schemas.output.map(|schema| schema.to_string());
                 infos.push(ToolInfo {
                     name: candidate.tool.clone(),
                     title: None,
@@ -284,7 +292,8 @@ impl<T: Send + 'static> PlainCode<T> {
         };
         // Converted within the call's memory, charged before the host
         // allocates it (`result_json::to_json`).
-        let mut budget = max_memory;
+        let memory = Budget::new("--max-memory", max_memory);
+        let mut budget = memory.nothing();
         let (ty, val, failed) = match (bound.function.outcome, ty, val) {
             (Outcome::Fallible, Type::Result(result), Val::Result(outcome)) => match outcome {
                 Ok(ok) => (result.ok(), ok.as_deref(), false),

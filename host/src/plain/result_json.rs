@@ -10,6 +10,7 @@ use serde_json::{Map, Number, Value};
 use wasmtime::component::{Type, Val};
 
 use super::values::{INFINITY, NAN, NEG_INFINITY, is_bytes};
+use crate::budget::{Budget, Charge};
 
 /// A result larger than the budget it was converted within.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +26,7 @@ const VALUE_COST: usize = 48;
 /// memory, each piece charged before it is made: [`VALUE_COST`] a value,
 /// and the bytes of its strings (a flag, a case, a tag or a field's name
 /// each a string of its own).
-pub fn to_json(ty: &Type, val: &Val, budget: &mut usize) -> Result<Value, TooLarge> {
+pub fn to_json(ty: &Type, val: &Val, budget: &mut Charge<&Budget>) -> Result<Value, TooLarge> {
     spend(budget, VALUE_COST)?;
     Ok(match (ty, val) {
         (_, Val::Bool(b)) => Value::Bool(*b),
@@ -123,15 +124,9 @@ pub fn to_json(ty: &Type, val: &Val, budget: &mut usize) -> Result<Value, TooLar
     })
 }
 
-/// Takes `bytes` from what is left of a result's budget.
-fn spend(budget: &mut usize, bytes: usize) -> Result<(), TooLarge> {
-    match budget.checked_sub(bytes) {
-        Some(left) => {
-            *budget = left;
-            Ok(())
-        }
-        None => Err(TooLarge),
-    }
+/// Charges `bytes` more of the result to its budget.
+fn spend(budget: &mut Charge<&Budget>, bytes: usize) -> Result<(), TooLarge> {
+    budget.grow(bytes).map_err(|_| TooLarge)
 }
 
 /// A float as a JSON number, or as `"NaN"`, `"Infinity"` or `"-Infinity"`.

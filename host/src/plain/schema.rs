@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use wit_parser::{Docs, Function, Handle, Resolve, Type, TypeDefKind};
 
 use super::values::{INFINITY, NAN, NEG_INFINITY};
+use crate::budget::{Budget, Charge};
 
 /// Type visits one function's schemas may take.
 const MAX_TYPES: usize = 1024;
@@ -61,7 +62,8 @@ pub struct FunctionSchemas {
 
 /// The schemas of `function`, or why it cannot be called from JSON.
 pub fn function(resolve: &Resolve, function: &Function) -> Result<FunctionSchemas, String> {
-    let mut writer = Writer { resolve, visits: 0, bytes: 0 };
+    let budget = Budget::new("a guest schema's limit", MAX_BYTES);
+    let mut writer = Writer { resolve, visits: 0, charge: budget.nothing() };
     let mut properties = Map::new();
     let mut required = Vec::new();
     writer.charge_names(function.params.iter().map(|param| param.name.as_str()))?;
@@ -104,17 +106,15 @@ struct Writer<'a> {
     resolve: &'a Resolve,
     visits: usize,
     /// Bytes charged so far, against [`MAX_BYTES`].
-    bytes: usize,
+    charge: Charge<&'a Budget>,
 }
 
 impl Writer<'_> {
     /// Charges `bytes` before they are written; an error past the budget.
     fn charge(&mut self, bytes: usize) -> Result<(), String> {
-        self.bytes = self.bytes.saturating_add(bytes);
-        if self.bytes > MAX_BYTES {
-            return Err(format!("its schemas would be larger than {} KiB", MAX_BYTES >> 10));
-        }
-        Ok(())
+        self.charge
+            .grow(bytes)
+            .map_err(|_| format!("its schemas would be larger than {} KiB", MAX_BYTES >> 10))
     }
 
     /// Charges the names of `names` (each quoted, with its comma).

@@ -3,11 +3,11 @@
 //! its behalf) inside the host's (`--max-total-memory`: every call's
 //! together, and the pool's memory that ended calls leave resident).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use wasmtime::{Engine, ResourceLimiter};
 
+use crate::budget::{Budget, Charge};
 use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
 /// Which budget a call ran out of.
@@ -29,12 +29,16 @@ pub enum MemoryHit {
 /// component with many memories gets no more than one with a single memory.
 /// What the host allocates for the guest (header fields, see
 /// `outgoing_http::fields`) counts against the same budget.
+///
+/// It is wasmtime's side of the ledger (`crate::budget`): the call's own
+/// limit is checked here, where wasmtime asks, and every byte of it is a
+/// charge of the host's budget ([`HostMemory`]).
 pub struct MemoryLimiter {
     max_memory: usize,
-    /// Bytes of memories, tables and host allocations the store holds now;
-    /// all of them are charged to [`HostMemory`] too, and given back when
-    /// the limiter (the store) goes.
-    used: usize,
+    /// Bytes of memories, tables and host allocations the store holds now,
+    /// charged to [`HostMemory`] and given back when the limiter (the
+    /// store) goes.
+    used: Charge<&'static Budget>,
     hit: Option<MemoryHit>,
 }
 
@@ -43,19 +47,19 @@ const TABLE_ELEMENT_BYTES: usize = 8;
 
 impl MemoryLimiter {
     pub(super) fn new(max_memory: usize) -> Self {
-        MemoryLimiter { max_memory, used: 0, hit: None }
+        MemoryLimiter { max_memory, used: host_memory().budget.nothing(), hit: None }
     }
 
     /// Grows the call's total by `current` → `desired`, if it fits in the
     /// call's budget and the host's.
     fn grow(&mut self, current: usize, desired: usize) -> bool {
-        let total = self.used.saturating_sub(current).saturating_add(desired);
+        let total = self.used.bytes().saturating_sub(current).saturating_add(desired);
         self.set_total(total)
     }
 
     /// Charges `bytes` the host allocates for the guest, if they fit.
     pub fn charge(&mut self, bytes: usize) -> bool {
-        self.set_total(self.used.saturating_add(bytes))
+        self.set_total(self.used.bytes().saturating_add(bytes))
     }
 
     fn set_total(&mut self, total: usize) -> bool {
@@ -63,15 +67,15 @@ impl MemoryLimiter {
             self.hit = Some(MemoryHit::Call);
             return false;
         }
-        if total > self.used {
-            if let Err(limit) = host_memory().reserve(total - self.used) {
-                self.hit = Some(MemoryHit::Host(limit));
-                return false;
-            }
-        } else {
-            host_memory().release(self.used - total);
+        let held = self.used.bytes();
+        if total <= held {
+            self.used.shrink(held - total);
+            return true;
         }
-        self.used = total;
+        if let Err(limit) = host_memory().reserve(&mut self.used, total - held) {
+            self.hit = Some(MemoryHit::Host(limit));
+            return false;
+        }
         true
     }
 
@@ -81,14 +85,10 @@ impl MemoryLimiter {
     }
 }
 
-impl Drop for MemoryLimiter {
-    /// The store is going: its memory slots are reset and their pages
-    /// decommitted (all but what the pool keeps resident, which
-    /// [`HostMemory`] counts on its own), and its host allocations freed.
-    fn drop(&mut self) {
-        host_memory().release(self.used);
-    }
-}
+// Dropped with the store, its charge gives the host its bytes back: the
+// store's memory slots are reset and their pages decommitted (all but what
+// the pool keeps resident, which `HostMemory` counts on its own), and its
+// host allocations freed.
 
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
@@ -129,8 +129,7 @@ impl ResourceLimiter for MemoryLimiter {
 /// [`MemoryLimiter`]) plus what the engines' pools keep resident of ended
 /// calls. Without a limit set ([`HostMemory::configure`]) nothing is refused.
 pub struct HostMemory {
-    limit: AtomicUsize,
-    used: AtomicUsize,
+    budget: Budget,
     /// The engines whose pools' slots hold ended calls' resident pages.
     pools: Mutex<Vec<Engine>>,
 }
@@ -139,8 +138,7 @@ pub struct HostMemory {
 pub fn host_memory() -> &'static HostMemory {
     static HOST_MEMORY: OnceLock<HostMemory> = OnceLock::new();
     HOST_MEMORY.get_or_init(|| HostMemory {
-        limit: AtomicUsize::new(usize::MAX),
-        used: AtomicUsize::new(0),
+        budget: Budget::new("--max-total-memory", usize::MAX),
         pools: Mutex::new(Vec::new()),
     })
 }
@@ -148,7 +146,7 @@ pub fn host_memory() -> &'static HostMemory {
 impl HostMemory {
     /// Sets the budget, in bytes.
     pub fn configure(&self, limit: usize) {
-        self.limit.store(limit, Ordering::Relaxed);
+        self.budget.set_limit(limit);
     }
 
     /// Counts what `engine`'s pool keeps resident of ended calls. The
@@ -178,44 +176,32 @@ impl HostMemory {
 
     /// Bytes live calls hold.
     pub fn used(&self) -> usize {
-        self.used.load(Ordering::Relaxed)
+        self.budget.held()
     }
 
     /// The budget, in bytes (`usize::MAX`: none).
     pub fn limit(&self) -> usize {
-        self.limit.load(Ordering::Relaxed)
+        self.budget.limit()
     }
 
-    /// Takes `bytes` more, or says the budget it would break.
-    fn reserve(&self, bytes: usize) -> Result<(), usize> {
-        let limit = self.limit();
-        if limit == usize::MAX {
-            self.used.fetch_add(bytes, Ordering::Relaxed);
-            return Ok(());
+    /// Grows `charge` by `bytes`, or says the budget it would break (its
+    /// limit). What the pools keep resident counts against the limit too.
+    fn reserve(&self, charge: &mut Charge<&'static Budget>, bytes: usize) -> Result<(), usize> {
+        if self.limit() == usize::MAX {
+            return charge.grow(bytes).map_err(|over| over.limit);
         }
         // Growth is rare (a call's first pages, then large steps), so the
         // pools' resident count is read each time rather than tracked.
-        let take = |resident: usize| {
-            self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                let after = used.checked_add(bytes)?;
-                (after.saturating_add(resident) <= limit).then_some(after)
-            })
-        };
         let resident = self.pool_resident();
-        if take(resident).is_ok() {
-            return Ok(());
+        match charge.grow_beside(bytes, resident) {
+            Ok(()) => return Ok(()),
+            // What ended calls left resident is only a cache of pages:
+            // under steady load it is never released by idleness, so give
+            // it back before refusing a call for it.
+            Err(over) if resident == 0 || self.release_pools() == 0 => return Err(over.limit),
+            Err(_) => {}
         }
-        // What ended calls left resident is only a cache of pages: under
-        // steady load it is never released by idleness, so give it back
-        // before refusing a call for it.
-        if resident > 0 && self.release_pools() > 0 && take(self.pool_resident()).is_ok() {
-            return Ok(());
-        }
-        Err(limit)
-    }
-
-    fn release(&self, bytes: usize) {
-        self.used.fetch_sub(bytes, Ordering::AcqRel);
+        charge.grow_beside(bytes, self.pool_resident()).map_err(|over| over.limit)
     }
 }
 
@@ -299,15 +285,20 @@ mod tests {
 
     #[test]
     fn the_host_budget_counts_every_call_together() {
-        let host = HostMemory {
-            limit: AtomicUsize::new(300 << 20),
-            used: AtomicUsize::new(0),
+        let host: &'static HostMemory = Box::leak(Box::new(HostMemory {
+            budget: Budget::new("--max-total-memory", 300 << 20),
             pools: Mutex::new(Vec::new()),
-        };
-        assert_eq!(host.reserve(200 << 20), Ok(()));
-        assert_eq!(host.reserve(200 << 20), Err(300 << 20), "two calls of 200 MiB do not fit in 300");
-        host.release(200 << 20);
-        assert_eq!(host.reserve(200 << 20), Ok(()), "the first call's memory came back");
+        }));
+        let (mut first, mut second) = (host.budget.nothing(), host.budget.nothing());
+        assert_eq!(host.reserve(&mut first, 200 << 20), Ok(()));
+        assert_eq!(
+            host.reserve(&mut second, 200 << 20),
+            Err(300 << 20),
+            "two calls of 200 MiB do not fit in 300"
+        );
+        drop(first);
+        assert_eq!(host.reserve(&mut second, 200 << 20), Ok(()), "the first call's memory came back");
+        assert_eq!(host.used(), 200 << 20);
     }
 
     #[test]

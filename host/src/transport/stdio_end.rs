@@ -33,6 +33,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::{AuditLog, Drain};
+use crate::budget::{Budget, Charge};
 use crate::transport::signal::SHUTDOWN_BUDGET;
 
 /// The longest the end of input waits for the components to load before
@@ -44,11 +45,10 @@ const LOAD_WAIT: Duration = crate::mcp::LOAD_WAIT;
 /// the host's memory until they are answered (`--max-request-memory`, as
 /// over HTTP: each frame is charged what it costs parsed before it is
 /// parsed, [`crate::json_size::parsed_cost`]).
-#[derive(Default)]
 pub(crate) struct Ledger {
     open: Mutex<Open>,
     /// What all requests in flight may hold together.
-    memory_limit: usize,
+    memory: Arc<Budget>,
     /// Woken when an answer goes out or a question must be failed.
     changed: Notify,
     /// Fired when stdout cannot be written: the client is gone.
@@ -58,9 +58,7 @@ pub(crate) struct Ledger {
 #[derive(Default)]
 struct Open {
     /// Requests from the client not answered yet, with what each holds.
-    received: HashMap<RequestId, usize>,
-    /// What they hold together.
-    held: usize,
+    received: HashMap<RequestId, Charge>,
     /// Requests to the client not answered yet.
     asked: HashSet<RequestId>,
     /// Requests to the client to fail: it can no longer answer them.
@@ -72,9 +70,7 @@ struct Open {
 impl Open {
     /// Request `id` is answered (or cancelled): what it held is free.
     fn answered(&mut self, id: &RequestId) {
-        if let Some(cost) = self.received.remove(id) {
-            self.held -= cost;
-        }
+        self.received.remove(id);
     }
 }
 
@@ -82,41 +78,41 @@ impl Ledger {
     /// A ledger that fires `shutdown` when the output fails, and lets
     /// requests in flight hold `memory_limit` bytes of memory together.
     pub(crate) fn new(shutdown: CancellationToken, memory_limit: usize) -> Self {
-        Ledger { shutdown, memory_limit, ..Ledger::default() }
+        Ledger {
+            open: Mutex::default(),
+            memory: Budget::shared("--max-request-memory", memory_limit),
+            changed: Notify::new(),
+            shutdown,
+        }
     }
 
-    /// Whether a frame costing `cost` may be parsed now: with what the
-    /// requests in flight hold, it fits `--max-request-memory`. A refusal
-    /// says how much is held.
-    pub(crate) fn room_for(&self, cost: usize) -> Result<(), String> {
-        let held = self.lock().held;
-        if held.saturating_add(cost) <= self.memory_limit {
-            return Ok(());
-        }
-        let shown = crate::limits::HumanBytes;
-        Err(format!(
-            "the request would take {} of memory once parsed, and requests in flight hold {} of the {} \
-             they may hold together (--max-request-memory); retry once some are answered",
-            shown(cost),
-            shown(held),
-            shown(self.memory_limit)
-        ))
+    /// Takes what a frame will cost parsed (`cost`) from
+    /// `--max-request-memory`, before it is parsed; a refusal says how much
+    /// the requests in flight hold.
+    pub(crate) fn charge(&self, cost: usize) -> Result<Charge, String> {
+        self.memory.charge_owned(cost).map_err(|over| {
+            let shown = crate::limits::HumanBytes;
+            format!(
+                "the request would take {} of memory once parsed, and requests in flight hold {} of the {} \
+                 they may hold together (--max-request-memory); retry once some are answered",
+                shown(over.asked),
+                shown(over.held),
+                shown(over.limit)
+            )
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Open> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Notes a message read from the client; a request holds `cost` until
-    /// it is answered.
-    pub(crate) fn read(&self, message: &RxJsonRpcMessage<RoleServer>, cost: usize) {
+    /// Notes a message read from the client; a request keeps its `charge`
+    /// until it is answered (anything else gives it back now).
+    pub(crate) fn read(&self, message: &RxJsonRpcMessage<RoleServer>, charge: Charge) {
         let mut open = self.lock();
         match message {
             JsonRpcMessage::Request(request) => {
-                if let Some(before) = open.received.insert(request.id.clone(), cost) {
-                    open.held -= before;
-                }
-                open.held += cost;
+                open.received.insert(request.id.clone(), charge);
             }
             JsonRpcMessage::Response(response) => {
                 open.asked.remove(&response.id);
@@ -352,18 +348,19 @@ mod tests {
             message(serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
                 "params": { "name": "echo", "arguments": {} } }))
         };
-        ledger.read(&call(1), 100);
-        ledger.read(&call(2), 200);
+        ledger.read(&call(1), ledger.charge(100).unwrap());
+        ledger.read(&call(2), ledger.charge(200).unwrap());
         ledger.read(
             &message(serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": { "requestId": 2 } })),
-            50,
+            ledger.charge(50).unwrap(),
         );
         assert_eq!(ledger.unanswered(), 1);
-        // The cancelled request's charge is free again; the open one's is held.
-        assert_eq!(ledger.lock().held, 100);
-        assert!(ledger.room_for((1 << 20) - 100).is_ok());
-        let refused = ledger.room_for((1 << 20) - 99).unwrap_err();
+        // The cancelled request's charge is free again, and the
+        // notification's; the open one's is held.
+        assert_eq!(ledger.memory.held(), 100);
+        assert!(ledger.charge((1 << 20) - 100).is_ok());
+        let refused = ledger.charge((1 << 20) - 99).unwrap_err();
         assert!(refused.contains("--max-request-memory"), "{refused}");
 
         let asked: TxJsonRpcMessage<RoleServer> = serde_json::from_value(serde_json::json!({

@@ -187,17 +187,20 @@ where
                     // Charged before it is parsed: a line of zeros costs many
                     // times its size as a message.
                     let cost = crate::json_size::parsed_cost(&self.line, FRAME_COPIES);
-                    if let Err(why) = self.ledger.room_for(cost) {
-                        tracing::debug!("a frame was refused: {why}");
-                        self.reply = Some(error_frame(request_id(&self.line), BUSY, &why));
-                        self.line.clear();
-                        continue;
-                    }
+                    let charge = match self.ledger.charge(cost) {
+                        Ok(charge) => charge,
+                        Err(why) => {
+                            tracing::debug!("a frame was refused: {why}");
+                            self.reply = Some(error_frame(request_id(&self.line), BUSY, &why));
+                            self.line.clear();
+                            continue;
+                        }
+                    };
                     let parsed = read_frame(&self.line);
                     self.line.clear();
                     match parsed {
                         Frame::Message(message) => {
-                            self.ledger.read(&message, cost);
+                            self.ledger.read(&message, charge);
                             return Some(message);
                         }
                         Frame::Nothing => {}

@@ -22,10 +22,10 @@ use bytes::BytesMut;
 use http::{Response, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper::body::{Bytes, Incoming};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::answers::keeping;
 use super::{Body, MAX_BODY, closing, plain};
+use crate::budget::{Budget, Charge};
 use crate::limits::HumanBytes;
 
 /// What one body byte is charged: the bytes, the parsed message, the
@@ -36,16 +36,13 @@ const COPIES: usize = 3;
 const RETRY_AFTER_SECS: u32 = 1;
 
 /// The server-wide budget for request bodies in memory.
-pub(super) struct BodyBudget {
-    permits: Arc<Semaphore>,
-    limit: usize,
-}
+pub(super) struct BodyBudget(Arc<Budget>);
 
 /// A request body, read, with its charge against the budget.
 pub(super) struct HeldBody {
     /// The body.
     pub(super) bytes: Bytes,
-    charge: Option<OwnedSemaphorePermit>,
+    charge: Option<Charge>,
 }
 
 /// Why a body was not read.
@@ -66,7 +63,7 @@ pub(super) enum Refusal {
 impl BodyBudget {
     /// A budget of `limit` bytes (what bodies are charged, see [`COPIES`]).
     pub(super) fn new(limit: usize) -> Self {
-        BodyBudget { permits: Arc::new(Semaphore::new(limit.min(Semaphore::MAX_PERMITS))), limit }
+        BodyBudget(Budget::shared("--max-request-memory", limit))
     }
 
     /// Reads `body` (which says it has `declared` bytes, if it does) within
@@ -117,22 +114,17 @@ impl BodyBudget {
 
     /// Makes `held`'s charge cover `needed` bytes of host memory.
     fn charge_cost(&self, held: &mut HeldBody, needed: usize) -> Result<(), Refusal> {
-        if needed > self.limit {
+        let limit = self.0.limit();
+        if needed > limit {
             // It could never be served, however long it waited.
-            return Err(Refusal::TooCostly(needed, self.limit));
+            return Err(Refusal::TooCostly(needed, limit));
         }
-        let charged = held.charge.as_ref().map_or(0, OwnedSemaphorePermit::num_permits);
-        if needed <= charged {
-            return Ok(());
-        }
-        let more = u32::try_from(needed - charged).map_err(|_| Refusal::TooLarge)?;
-        let permit =
-            self.permits.clone().try_acquire_many_owned(more).map_err(|_| Refusal::Busy(self.limit))?;
-        match &mut held.charge {
-            Some(charge) => charge.merge(permit),
-            None => held.charge = Some(permit),
-        }
-        Ok(())
+        let grown = match &mut held.charge {
+            Some(charge) if needed <= charge.bytes() => return Ok(()),
+            Some(charge) => charge.resize(needed),
+            None => self.0.charge_owned(needed).map(|charge| held.charge = Some(charge)),
+        };
+        grown.map_err(|_| Refusal::Busy(limit))
     }
 }
 
