@@ -59,7 +59,7 @@ pub fn main() -> ! {
         Ok(Some((layer, telemetry))) => (Some(layer), Some(telemetry)),
         Ok(None) => (None, None),
         Err(err) => {
-            eprintln!("error: {}", error_chain(&err));
+            crate::log_text::say(format_args!("error: {}", error_chain(&err)));
             std::process::exit(1);
         }
     };
@@ -68,7 +68,7 @@ pub fn main() -> ! {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
+            crate::log_text::say(format_args!("error: cannot start the async runtime: {err}"));
             std::process::exit(1);
         }
     };
@@ -91,20 +91,20 @@ pub fn main() -> ! {
             }
             Some(Command::Wit { dir }) => {
                 for path in crate::contract::write_to(dir)? {
-                    eprintln!("wrote {}", path.display());
+                    crate::log_text::say(format_args!("wrote {}", path.display()));
                 }
                 Ok(0)
             }
             Some(Command::New { lang, dir }) => {
                 let created = crate::scaffold::create(*lang, dir)?;
-                eprintln!(
+                crate::log_text::say(format_args!(
                     "created {} ({} files); build and check it with:",
                     dir.display(),
                     created.files.len()
-                );
-                eprintln!("  cd {}", created.dir.display());
+                ));
+                crate::log_text::say(format_args!("  cd {}", created.dir.display()));
                 for step in &created.next_steps {
-                    eprintln!("  {step}");
+                    crate::log_text::say(format_args!("  {step}"));
                 }
                 Ok(0)
             }
@@ -117,7 +117,7 @@ pub fn main() -> ! {
         Err(err) => {
             // The chain embeds what components and registries said: one
             // escaped, bounded line, as every log line is.
-            eprintln!("error: {}", error_chain(&err));
+            crate::log_text::say(format_args!("error: {}", error_chain(&err)));
             1
         }
     };

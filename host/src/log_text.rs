@@ -14,6 +14,20 @@
 //! message); the log's writer ([`OneLinePerEvent`]) is the backstop for a
 //! field that was not. JSON shown to a person goes through [`safe_json`],
 //! which writes the same characters as `\u` escapes (the same JSON value).
+//!
+//! The sinks themselves take text only through this module, so an
+//! unescaped path does not pass `cargo clippy -D warnings`:
+//! - the terminal: [`say`] (stderr, each line escaped). The library denies
+//!   `print!`, `println!`, `eprint!` and `eprintln!` (`clippy::print_stdout`,
+//!   `clippy::print_stderr`); stdout carries protocol frames and `--json`
+//!   output written through [`safe_json`];
+//! - HTTP headers: [`header_value`], escaped and cut. `clippy.toml`
+//!   disallows `HeaderValue::from_str`, `from_bytes` and `from_maybe_shared`
+//!   everywhere else;
+//! - spans: the exporter escapes every text of a span on its way out
+//!   (`telemetry::escaping`), whoever wrote the field;
+//! - log lines: the writer ([`OneLinePerEvent`]) escapes whatever a field
+//!   left raw.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -145,6 +159,31 @@ impl<T: AsRef<str>> fmt::Debug for Escaped<T> {
     }
 }
 
+/// `text` for the person at the terminal, on stderr: each of its lines
+/// escaped, so neither a tool's words nor a path quoted in it can move the
+/// cursor, set the title or pass a line off as another. The only way the
+/// library writes to the terminal (it denies the print macros).
+#[allow(clippy::print_stderr)]
+pub fn say(text: impl fmt::Display) {
+    let text = text.to_string();
+    let mut stderr = io::stderr().lock();
+    for line in text.split('\n') {
+        // A closed stderr has nobody to tell.
+        let _ = writeln!(stderr, "{}", escape_controls(line));
+    }
+}
+
+/// `text` as an HTTP header value: escaped (no CR, LF or other control can
+/// end the header early or start another) and cut to [`MAX_ERROR_TEXT`].
+/// The only way the host makes a header value of text at run time
+/// (`clippy.toml` disallows the raw constructors elsewhere). Fails only
+/// for what no escaping makes a header value, which escaped text never is.
+#[allow(clippy::disallowed_methods)]
+pub fn header_value(text: impl fmt::Display) -> Result<http::HeaderValue, http::header::InvalidHeaderValue> {
+    let shown = escaped_to(text.to_string(), MAX_ERROR_TEXT).to_string();
+    http::HeaderValue::from_str(&shown).or_else(|_| http::HeaderValue::from_bytes(shown.as_bytes()))
+}
+
 /// The text log's writer: `tracing-subscriber`'s fmt layer formats each
 /// event whole and hands it over in one write, ending in `\n`. Any other
 /// line break or control character in it came from a field nobody escaped,
@@ -239,6 +278,13 @@ mod tests {
         assert!(shown.len() < MAX_LOGGED_TEXT + 64, "{} bytes", shown.len());
         assert_eq!(escaped("plain").to_string(), "plain");
         assert_eq!(escaped_to("aéé", 2).to_string(), "a…[cut 4 bytes]");
+    }
+
+    #[test]
+    fn a_header_value_of_outside_text_is_one_header() {
+        let value = header_value("Bearer scope=\"a\r\nSet-Cookie: x\u{7f}\"").unwrap();
+        assert_eq!(value.to_str().unwrap(), r#"Bearer scope="a\r\nSet-Cookie: x\u{7f}""#);
+        assert!(header_value("é\u{202e}").is_ok(), "text past ASCII is obs-text, still one value");
     }
 
     fn through_writer(event: &[u8], coloured: bool) -> String {

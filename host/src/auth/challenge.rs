@@ -77,7 +77,7 @@ impl Challenge<'_> {
 /// client with no answer at all) is sent as the bare `Bearer` scheme.
 fn answer(status: StatusCode, challenge: String, message: String) -> Response<Full<Bytes>> {
     let challenge =
-        http::HeaderValue::try_from(challenge).unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"));
+        crate::log_text::header_value(challenge).unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"));
     let mut response = Response::new(Full::new(Bytes::from(message)));
     *response.status_mut() = status;
     let headers = response.headers_mut();

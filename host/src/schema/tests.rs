@@ -1,6 +1,8 @@
 //! Schema bounds and checks, including a seeded fuzz over random and
 //! adversarial schemas (`FUZZ_SCHEMAS` sets how many).
 
+#![allow(clippy::print_stderr)] // the fuzz test's figures, for whoever runs it
+
 use std::time::Duration;
 
 use super::*;

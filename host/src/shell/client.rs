@@ -41,10 +41,10 @@ impl ShellClient {
         if approval {
             asked();
             if self.yes {
-                eprintln!("approved (--yes)");
+                crate::log_text::say(format_args!("approved (--yes)"));
                 return accepted(json!({ "approve": true }));
             }
-            eprintln!("declined: not on a terminal to ask; give --yes to approve");
+            crate::log_text::say(format_args!("declined: not on a terminal to ask; give --yes to approve"));
             return declined();
         }
         match form::all_defaults(&form::fields(schema)) {
@@ -52,7 +52,7 @@ impl ShellClient {
             _ => {
                 asked();
                 let why = if self.yes { "some field has no default" } else { "give --yes to send defaults" };
-                eprintln!("declined: not on a terminal to fill in the form ({why})");
+                crate::log_text::say(format_args!("declined: not on a terminal to fill in the form ({why})"));
                 declined()
             }
         }

@@ -27,7 +27,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::CallArgs;
-use crate::log_text::escape_controls;
 use crate::sandbox::descriptors;
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, wait_for_calls};
@@ -87,7 +86,7 @@ pub async fn call(args: &CallArgs) -> Result<Ending> {
     tokio::select! {
         loaded = loading => loaded?,
         () = signals.recv() => {
-            eprintln!("interrupted while loading");
+            crate::log_text::say(format_args!("interrupted while loading"));
             return Ok(Ending::Interrupted);
         }
     }
@@ -132,14 +131,14 @@ pub async fn call(args: &CallArgs) -> Result<Ending> {
     let ending = tokio::select! {
         response = &mut response => answer(response, args.json)?,
         () = signals.recv() => {
-            eprintln!("cancelled; stopping the call…");
+            crate::log_text::say(format_args!("cancelled; stopping the call…"));
             let reason = Some("interrupted at the terminal (Ctrl-C)".to_string());
             let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
             // The server stops the tool and runs its cleanup; a second
             // Ctrl-C leaves at once.
             tokio::select! {
                 left = wait_for_calls(&stats, budget) => if left > 0 {
-                    eprintln!("exiting with the call still stopping (its cleanup may not have run)");
+                    crate::log_text::say(format_args!("exiting with the call still stopping (its cleanup may not have run)"));
                 },
                 () = signals.recv() => {}
             }
@@ -164,7 +163,7 @@ fn answer(response: Result<ServerResult, ServiceError>, json: bool) -> Result<En
                 let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
                 message.push_str(&format!(" (tools: {})", names.join(", ")));
             }
-            eprintln!("error: {}", escape_controls(&message));
+            crate::log_text::say(format_args!("error: {message}"));
             return Ok(Ending::Failed);
         }
         Err(other) => return Err(other.into()),

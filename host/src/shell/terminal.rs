@@ -69,7 +69,7 @@ impl Terminal {
             match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => return accepted(json!({ "approve": true })),
                 "" | "n" | "no" => return declined(),
-                _ => eprintln!("answer y or n"),
+                _ => crate::log_text::say(format_args!("answer y or n")),
             }
         }
     }
@@ -93,7 +93,7 @@ impl Terminal {
                     }
                     Ok(Reading::Skip) => break,
                     Ok(Reading::Decline) => return declined(),
-                    Err(why) => eprintln!("{why}"),
+                    Err(why) => crate::log_text::say(format_args!("{why}")),
                 }
             }
         }
@@ -102,7 +102,9 @@ impl Terminal {
 
     /// Tells the user the question they were asked is no longer open.
     pub(super) fn withdrawn() {
-        eprintln!("\n(the question was withdrawn: the call ended without the answer)");
+        crate::log_text::say(format_args!(
+            "\n(the question was withdrawn: the call ended without the answer)"
+        ));
     }
 }
 

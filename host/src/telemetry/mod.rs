@@ -21,9 +21,11 @@
 //!
 //! [`context`] takes the W3C trace context of each request (from its
 //! `params._meta`, else its HTTP headers); [`spans`] names and describes
-//! the spans as OpenTelemetry's MCP semantic conventions say.
+//! the spans as OpenTelemetry's MCP semantic conventions say; [`escaping`]
+//! escapes every text of a span on its way out, whoever wrote the field.
 
 pub mod context;
+pub mod escaping;
 pub mod spans;
 
 use std::sync::OnceLock;
@@ -188,7 +190,10 @@ where
         .with_max_export_batch_size(queue.min(512))
         .build();
     let processor =
-        opentelemetry_sdk::trace::BatchSpanProcessor::builder(exporter).with_batch_config(batches).build();
+        // Escaped on its way out, whoever wrote each field (`escaping`).
+        opentelemetry_sdk::trace::BatchSpanProcessor::builder(escaping::Escaping(exporter))
+            .with_batch_config(batches)
+            .build();
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_max_events_per_span(MAX_EVENTS_PER_SPAN)

@@ -200,7 +200,9 @@ async fn serve(
     let tls = options.tls.map(tls::Tls::new).transpose()?.map(Arc::new);
     let scheme = if tls.is_some() { "https" } else { "http" };
     // Announce the real port (useful with port 0) on stderr, for scripts and tests.
-    eprintln!("mcp-wasm-host: serving MCP over Streamable HTTP at {scheme}://{local}/mcp");
+    crate::log_text::say(format_args!(
+        "mcp-wasm-host: serving MCP over Streamable HTTP at {scheme}://{local}/mcp"
+    ));
 
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1.timer(TokioTimer::new()).header_read_timeout(options.header_timeout);
