@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use tracing::field::Empty;
@@ -63,6 +63,30 @@ pub use stop::CallSignals;
 use outcome::classify;
 use record::{CallRecord, Ran};
 use stop::{StopSignals, stop_or_finish};
+
+/// A run's slot in its caller's share of calls (`--max-calls-per-principal`),
+/// held for as long as anything of the call is. [`CallRunner::run`] takes
+/// one, so no run of guest code, whatever the method that asks for it (a
+/// tool call, a read, a prompt, a completion, a follow-up round), can skip
+/// its caller's share: the type says it was taken.
+#[derive(Clone)]
+pub struct Share {
+    /// Held, never read: dropped with the last part of the call.
+    _slot: Option<Arc<OwnedSemaphorePermit>>,
+}
+
+impl Share {
+    /// A slot taken from the caller's share.
+    pub fn taken(slot: OwnedSemaphorePermit) -> Self {
+        Share { _slot: Some(Arc::new(slot)) }
+    }
+
+    /// No share to take: the server has no authorization, so no callers
+    /// to tell apart (every call still takes a `--max-concurrent-calls` slot).
+    pub fn unshared() -> Self {
+        Share { _slot: None }
+    }
+}
 
 /// Runs calls. One per server; shared by all concurrent calls.
 pub struct CallRunner {
@@ -163,10 +187,14 @@ impl CallRunner {
     /// With `approval`, the user is asked first and the tool runs only on a
     /// yes. Every way out closes the call's one record ([`record`]), which
     /// also writes `audit`, the call's audit record, if it has one.
+    // The share is an argument of its own, not a field with a default, so
+    // that no caller can leave it out.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &self,
         component: &ToolComponent,
         operation: Operation,
+        _share: &Share,
         signals: CallSignals,
         mut channel: Box<CallChannel>,
         approval: Option<ApprovalQuestion>,

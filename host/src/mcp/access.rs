@@ -12,9 +12,9 @@ use rmcp::service::RequestContext;
 use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::json;
-use tokio::sync::OwnedSemaphorePermit;
 
 use crate::auth::{Fairness, Lacking, Principal};
+use crate::call::Share;
 
 /// The JSON-RPC error for a token that lacks a scope, where no HTTP `403`
 /// can say it (a task's requests, prompts, resources, completions; a
@@ -58,15 +58,15 @@ fn refusal(verdict: &Lacking) -> McpError {
 }
 
 /// A slot of the caller's share of calls (`--max-calls-per-principal`), or
-/// the error that refuses the call; `None` without auth.
+/// the error that refuses the call; unshared without auth.
 pub(super) fn share(
     fairness: Option<&Fairness>,
     context: &RequestContext<RoleServer>,
-) -> Result<Option<Arc<OwnedSemaphorePermit>>, McpError> {
-    let (Some(fairness), Some(principal)) = (fairness, caller(context)) else { return Ok(None) };
+) -> Result<Share, McpError> {
+    let (Some(fairness), Some(principal)) = (fairness, caller(context)) else { return Ok(Share::unshared()) };
     let shares = &fairness.calls;
     match shares.take(&principal.key()) {
-        Some(permit) => Ok(Some(Arc::new(permit))),
+        Some(permit) => Ok(Share::taken(permit)),
         None => Err(McpError::invalid_request(
             format!(
                 "too many calls of yours at once: at most {} may run or wait per caller \

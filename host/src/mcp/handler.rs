@@ -305,8 +305,8 @@ impl ServerHandler for ToolServer {
             let asked = audit.is_on().then(|| {
                 (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default()))
             });
-            let mut plan = match tools.plan(request, &self.caller.shared.runner).await {
-                Ok(plan) => plan,
+            let checked = match tools.plan(request, &self.caller.shared.runner).await {
+                Ok(checked) => checked,
                 Err(refusal) => {
                     if let Some((name, arguments)) = asked {
                         let known = tools.listed().iter().any(|tool| tool.name == name);
@@ -316,7 +316,7 @@ impl ServerHandler for ToolServer {
                     return Err(refusal);
                 }
             };
-            plan.share = access::share(self.caller.shared.fairness.as_ref(), &context)?;
+            let plan = checked.admitted(access::share(self.caller.shared.fairness.as_ref(), &context)?);
             if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
                 return Ok(mode::task::start(self, plan, &context, span));
             }

@@ -374,8 +374,11 @@ impl Caller {
         let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval).await;
         let operation = Operation::Tool { name: name.clone(), arguments: plan.arguments.to_string() };
         let component = &plan.route.component;
-        let outcome =
-            self.shared.runner.run(component, operation, signals, channel, approval, Some(audit)).await;
+        let outcome = self
+            .shared
+            .runner
+            .run(component, operation, &plan.share, signals, channel, approval, Some(audit))
+            .await;
         result::to_response(name, outcome)
     }
 }

@@ -175,11 +175,11 @@ impl ToolServer {
         operation: Operation,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallOutcome, McpError> {
-        let _share = access::share(self.caller.shared.fairness.as_ref(), context)?;
+        let share = access::share(self.caller.shared.fairness.as_ref(), context)?;
         let identity = CallIdentity { tool: operation.label().to_string(), pre_approved: false };
         let channel = self.caller.channel_for(identity, component, context, Delivery::Requests, None);
         let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
-        Ok(self.caller.shared.runner.run(component, operation, signals, channel, None, None).await)
+        Ok(self.caller.shared.runner.run(component, operation, &share, signals, channel, None, None).await)
     }
 }
 

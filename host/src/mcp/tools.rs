@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::catalog::Catalog;
 use crate::approval::ApprovalQuestion;
-use crate::call::CallRunner;
+use crate::call::{CallRunner, Share};
 use crate::component::{ToolComponent, ToolSpec};
 use crate::schema::CheckFailure;
 
@@ -46,15 +46,30 @@ pub(super) struct Route {
     pub(super) scopes: Arc<[String]>,
 }
 
-/// A routed call whose arguments passed the tool's input schema, ready to
-/// run anywhere.
+/// A routed call whose arguments passed the tool's input schema; it runs
+/// once admitted into its caller's share ([`Checked::admitted`]).
+pub(super) struct Checked {
+    route: Route,
+    arguments: Value,
+}
+
+impl Checked {
+    /// The call, holding `share` (its caller's slot) as long as any part
+    /// of it lives.
+    pub(super) fn admitted(self, share: Share) -> CallPlan {
+        CallPlan { route: self.route, arguments: self.arguments, share }
+    }
+}
+
+/// A routed call whose arguments passed the tool's input schema, with its
+/// caller's slot: ready to run anywhere.
 #[derive(Clone)]
 pub(super) struct CallPlan {
     pub(super) route: Route,
     pub(super) arguments: Value,
-    /// With `--auth-issuer`: the caller's slot among its share of calls,
-    /// held as long as any part of the call is (the plan goes with it).
-    pub(super) share: Option<Arc<tokio::sync::OwnedSemaphorePermit>>,
+    /// The caller's slot among its share of calls, held as long as any
+    /// part of the call is (the plan goes with it).
+    pub(super) share: Share,
 }
 
 impl CallPlan {
@@ -167,7 +182,7 @@ impl Tools {
         &self,
         request: CallToolRequestParams,
         runner: &CallRunner,
-    ) -> Result<CallPlan, McpError> {
+    ) -> Result<Checked, McpError> {
         let name = request.name.as_ref();
         let Some(route) = self.routes.get(name) else {
             let mut available: Vec<&str> = self.routes.keys().map(String::as_str).collect();
@@ -209,7 +224,7 @@ impl Tools {
         }
         // The check is done, so its thread no longer holds the arguments.
         let arguments = Arc::try_unwrap(arguments).unwrap_or_else(|shared| (*shared).clone());
-        Ok(CallPlan { route: route.clone(), arguments, share: None })
+        Ok(Checked { route: route.clone(), arguments })
     }
 }
 

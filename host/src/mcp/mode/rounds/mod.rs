@@ -61,9 +61,9 @@ pub(in crate::mcp) async fn resume(
     span: tracing::Span,
 ) -> Result<CallToolResponse, McpError> {
     if let Some(keys) = &server.caller.shared.state_keys {
-        let (mut plan, book) = sealed::reopen(server, keys, state, request, context, &span).await?;
         // The call runs again here: it takes a slot of the caller's share.
-        plan.share = access::share(server.caller.shared.fairness.as_ref(), context)?;
+        let share = access::share(server.caller.shared.fairness.as_ref(), context)?;
+        let (plan, book) = sealed::reopen(server, keys, state, request, context, &span, share).await?;
         return launch(server, plan, context, span, book).await;
     }
     let responses = request.input_responses.take();

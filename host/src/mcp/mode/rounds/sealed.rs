@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Execution, Step};
 use crate::ask::{AnswerBook, Pause};
+use crate::call::Share;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
 use crate::request_state::{Answered, Binding, Pending, StateKeys};
@@ -97,10 +98,11 @@ pub(super) async fn reopen(
     mut request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     span: &tracing::Span,
+    share: Share,
 ) -> Result<(CallPlan, AnswerBook), McpError> {
     let responses = request.input_responses.take();
     let shared = &server.caller.shared;
-    let plan = shared.loaded_tools(&context.ct).await?.plan(request, &shared.runner).await?;
+    let plan = shared.loaded_tools(&context.ct).await?.plan(request, &shared.runner).await?.admitted(share);
     let metrics = shared.runner.stats().metrics();
     let state = keys.redeem(state, &binding(&plan, context)).map_err(|err| {
         metrics.request_state("refused");
