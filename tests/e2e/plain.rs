@@ -485,6 +485,76 @@ async fn a_list_of_flags_is_lifted_within_the_calls_memory() {
     assert!(grown < 160 << 10, "the host's peak grew by {} MiB", grown >> 10);
 }
 
+/// A guest-made result, `wit` and its core `module`, called four times
+/// under `--max-memory 32MiB` on one host: each call must end as an
+/// `isError` naming `--max-memory`, and the host's peak grow by less than
+/// 160 MiB over the four (what the call's memory and the lift factor
+/// allow), however many host values the result would lift to.
+async fn lifted_within_32_mib(name: &str, tool: &str, wit: &str, module: &str) {
+    let component = component_of(wit, Some(module));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.wasm"));
+    std::fs::write(&path, component).unwrap();
+    let args = ["--component", path.to_str().unwrap(), "--max-memory", "32MiB"];
+    let host = Host::start(Start { args: args.map(String::from).to_vec(), ..Start::new("demo", &[]) }).await;
+    let pid = host.child.id().unwrap();
+    let before = crate::harness::proc_kib(pid, "status", "VmHWM:");
+    for _ in 0..4 {
+        let refused = host.call(tool, no_args()).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "{refused:?}");
+        assert!(text_of(&refused).contains("--max-memory"), "{refused:?}");
+    }
+    let grown = crate::harness::proc_kib(pid, "status", "VmHWM:").saturating_sub(before);
+    assert!(grown < 160 << 10, "the host's peak grew by {} MiB", grown >> 10);
+}
+
+/// `list<list<string>>`, 2 000 lists that all point at one list of 2 000
+/// strings that all point at one 16-byte string: 32 KiB of guest memory,
+/// four million host `String`s (about 280 MB) if lifted whole.
+#[tokio::test]
+async fn a_list_of_lists_of_strings_is_lifted_within_the_calls_memory() {
+    let wit = "package bomb:nested;\ninterface api {\nstrings-bomb: func() -> list<list<string>>;\n}\nworld bomb { export api; }";
+    let module = r#"(module
+        (memory (export "memory") 8)
+        (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (i32.const 0))
+        (func (export "bomb:nested/api#strings-bomb") (result i32) (local $i i32)
+            ;; the string, at 200000
+            (memory.fill (i32.const 200000) (i32.const 97) (i32.const 16))
+            ;; 2000 outer entries at 1024 and 2000 inner ones at 65536
+            (loop $fill
+                (i32.store (i32.add (i32.const 1024) (i32.mul (local.get $i) (i32.const 8))) (i32.const 65536))
+                (i32.store (i32.add (i32.const 1028) (i32.mul (local.get $i) (i32.const 8))) (i32.const 2000))
+                (i32.store (i32.add (i32.const 65536) (i32.mul (local.get $i) (i32.const 8))) (i32.const 200000))
+                (i32.store (i32.add (i32.const 65540) (i32.mul (local.get $i) (i32.const 8))) (i32.const 16))
+                (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                (br_if $fill (i32.lt_u (local.get $i) (i32.const 2000))))
+            (i32.store (i32.const 16) (i32.const 1024))
+            (i32.store (i32.const 20) (i32.const 2000))
+            (i32.const 16)))"#;
+    lifted_within_32_mib("strings-bomb", "api.strings-bomb", wit, module).await;
+}
+
+/// `list<option<…<u8>>>`, six options deep (about as deep as a tool's
+/// schema may nest), 500 000 elements of all `some`: 3.5 MB of guest
+/// memory, 3.5 million boxed host values if lifted whole.
+#[tokio::test]
+async fn a_list_of_deep_options_is_lifted_within_the_calls_memory() {
+    let deep = (0..6).fold("u8".to_string(), |inner, _| format!("option<{inner}>"));
+    let wit = format!(
+        "package bomb:deep;\ninterface api {{\noptions-bomb: func() -> list<{deep}>;\n}}\nworld bomb {{ export api; }}"
+    );
+    // Each element is 7 bytes (6 discriminants and the u8), all 1.
+    let module = r#"(module
+        (memory (export "memory") 64)
+        (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (i32.const 0))
+        (func (export "bomb:deep/api#options-bomb") (result i32)
+            (memory.fill (i32.const 1024) (i32.const 1) (i32.const 3500000))
+            (i32.store (i32.const 16) (i32.const 1024))
+            (i32.store (i32.const 20) (i32.const 500000))
+            (i32.const 16)))"#;
+    lifted_within_32_mib("options-bomb", "api.options-bomb", &wit, module).await;
+}
+
 #[tokio::test]
 async fn what_a_result_costs_the_host_to_lift_is_bounded_by_the_calls_memory() {
     // 1 MiB of bytes: about 1.4 MB of base64 either way, within
