@@ -81,6 +81,40 @@ async fn progress_reaches_the_client_when_it_asked_for_it() {
     // no-token case is covered by the TypeScript SDK, which does not.)
 }
 
+/// On 2026-07-28 there is no `logging/setLevel`: each request names the
+/// level it wants in `_meta["io.modelcontextprotocol/logLevel"]`, and a
+/// request that names none gets no log records (SEP-2575). Its progress
+/// still goes out (it asked for that with its progress token).
+#[tokio::test]
+#[allow(deprecated)] // rmcp marks logging deprecated by SEP-2577; 2026-07-28 still has it per request
+async fn on_2026_07_28_a_request_gets_log_records_only_at_the_level_its_meta_names() {
+    let host = Host::start(Start::new("demo", &[]).discover()).await;
+    let countdown = |level: Option<LoggingLevel>| {
+        let mut params = rmcp::model::CallToolRequestParams::new("countdown");
+        params.arguments = json!({ "steps": 2, "step_ms": 0 }).as_object().cloned();
+        let mut meta =
+            RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::String("p".into())));
+        if let Some(level) = level {
+            meta.set_log_level(level);
+        }
+        params.meta = Some(meta);
+        params
+    };
+    let events = |host: &Host, kind: &str| {
+        host.test_client.events.all().into_iter().filter(|e| e.starts_with(kind)).collect::<Vec<_>>()
+    };
+    let result = host.client.peer().call_tool(countdown(None)).await.unwrap();
+    assert_eq!(text_of(&result), "counted down from 2");
+    assert_eq!(events(&host, "progress").len(), 2, "{:?}", host.test_client.events.all());
+    assert!(events(&host, "log").is_empty(), "no level named, no records: {:?}", events(&host, "log"));
+
+    host.client.peer().call_tool(countdown(Some(LoggingLevel::Warning))).await.unwrap();
+    assert!(events(&host, "log").is_empty(), "the record is info, below warning: {:?}", events(&host, "log"));
+
+    host.client.peer().call_tool(countdown(Some(LoggingLevel::Info))).await.unwrap();
+    assert_eq!(events(&host, "log"), ["log info \"counted down from 2\""]);
+}
+
 #[tokio::test]
 #[allow(deprecated)]
 async fn tool_logs_reach_the_client_at_or_above_its_level() {

@@ -1,7 +1,8 @@
 //! The fixture tools of the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, server scenarios `tools-call-*`,
 //! `json-schema-2020-12`, `elicitation-sep1034-defaults`,
-//! `elicitation-sep1330-enums`), implemented as an mcp-wasm-host component:
+//! `elicitation-sep1330-enums`; from the 2026-07-28 line, `server-stateless`'s
+//! `test_logging_tool`), implemented as an mcp-wasm-host component:
 //! content of every kind, logging, progress, sampling and elicitation, all
 //! going through the host's `mcp:tool/client` interface.
 
@@ -26,6 +27,7 @@ mcp_tool::export!(
     EmbeddedResource,
     MultipleContentTypes,
     ToolWithLogging,
+    LoggingTool,
     ErrorHandling,
     ToolWithProgress,
     Sampling,
@@ -133,6 +135,13 @@ fixture!(ToolWithLogging, "test_tool_with_logging", "Logs three messages while i
         cx.log_as("everything", LogLevel::Info, message);
     }
     Ok(CallResult::text("Tool with logging executed successfully"))
+});
+
+// The 2026-07-28 suite's `server-stateless` calls it without a log level
+// in its request's `_meta`, and expects no log record back (SEP-2575).
+fixture!(LoggingTool, "test_logging_tool", "Logs one message at info", |cx| {
+    cx.log_as("everything", LogLevel::Info, "test_logging_tool ran");
+    Ok(CallResult::text("Logged one message"))
 });
 
 fixture!(ErrorHandling, "test_error_handling", "Always fails with an error result", |_cx| Ok(

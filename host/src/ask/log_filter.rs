@@ -1,18 +1,29 @@
-//! The log level a session's client chose (`logging/setLevel`).
+//! The log level a client chose: for a session, with `logging/setLevel`
+//! (up to protocol 2025-11-25); for one request on 2026-07-28, with
+//! `_meta["io.modelcontextprotocol/logLevel"]` (SEP-2575), without which
+//! that request gets no log records at all.
 
 use std::sync::Mutex;
 
 use rmcp::model::LoggingLevel;
 
-/// The minimum level of the log records a session's client receives. One
-/// per MCP session, shared by its calls.
+/// The minimum level of the log records a client receives: one per MCP
+/// session, shared by its calls, or one per request on 2026-07-28.
 #[derive(Debug, Default)]
 pub struct LogFilter {
     /// `None` until the client sets a level; then everything from `info` up goes out.
     minimum: Mutex<Option<LoggingLevel>>,
+    /// Nothing goes out until a level is set (a 2026-07-28 request).
+    silent_unset: bool,
 }
 
 impl LogFilter {
+    /// The filter of one 2026-07-28 request: records at `level` and up, or
+    /// none when the request names no level.
+    pub fn for_request(level: Option<LoggingLevel>) -> Self {
+        LogFilter { minimum: Mutex::new(level), silent_unset: true }
+    }
+
     /// Records the client's `logging/setLevel`.
     pub fn set(&self, level: LoggingLevel) {
         *self.minimum.lock().unwrap() = Some(level);
@@ -20,7 +31,11 @@ impl LogFilter {
 
     /// Whether a record at `level` goes to the client.
     pub(super) fn lets_through(&self, level: LoggingLevel) -> bool {
-        let minimum = self.minimum.lock().unwrap().unwrap_or(LoggingLevel::Info);
+        let minimum = match *self.minimum.lock().unwrap() {
+            Some(minimum) => minimum,
+            None if self.silent_unset => return false,
+            None => LoggingLevel::Info,
+        };
         severity(level) >= severity(minimum)
     }
 }
@@ -50,5 +65,14 @@ mod tests {
         filter.set(LoggingLevel::Error);
         assert!(!filter.lets_through(LoggingLevel::Warning));
         assert!(filter.lets_through(LoggingLevel::Emergency));
+    }
+
+    #[test]
+    fn a_2026_request_gets_no_records_unless_it_names_a_level() {
+        assert!(!LogFilter::for_request(None).lets_through(LoggingLevel::Emergency));
+        let debug = LogFilter::for_request(Some(LoggingLevel::Debug));
+        assert!(debug.lets_through(LoggingLevel::Debug));
+        let error = LogFilter::for_request(Some(LoggingLevel::Error));
+        assert!(!error.lets_through(LoggingLevel::Warning));
     }
 }

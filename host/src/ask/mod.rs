@@ -297,8 +297,9 @@ impl CallChannel {
     }
 
     /// A log record from the tool of `call_id`: into the host's log
-    /// (escaped, cut) and, unless the call is `stopping` or the session's
-    /// filter holds it back, to the client. Rate-limited for both.
+    /// (escaped, cut) and, unless the call is `stopping` or the client's
+    /// filter holds it back (the session's level, or on 2026-07-28 the
+    /// request's own), to the client. Rate-limited for both.
     pub fn log(
         &mut self,
         call_id: &str,

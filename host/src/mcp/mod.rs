@@ -340,6 +340,13 @@ impl Caller {
         delivery: Delivery,
         progress_token: Option<ProgressToken>,
     ) -> Box<CallChannel> {
+        // On 2026-07-28 a request asks for log records itself (SEP-2575), and
+        // gets none when it does not; before, the session's level applies.
+        let log_filter = if mode::rounds::speaks_in_rounds(context) {
+            Arc::new(LogFilter::for_request(context.meta.log_level()))
+        } else {
+            self.log_filter.clone()
+        };
         let mut policy = self.shared.ask_policy.clone();
         if let (Some(fairness), Some(caller)) = (&self.shared.fairness, access::caller(context)) {
             policy.paused_share = Some(fairness.paused.of(&caller.key()));
@@ -350,7 +357,7 @@ impl Caller {
             delivery,
             identity,
             progress_token,
-            self.log_filter.clone(),
+            log_filter,
             policy,
             self.shared.runner.stats().clone(),
         ));
