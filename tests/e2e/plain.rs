@@ -468,21 +468,7 @@ async fn a_list_of_flags_is_lifted_within_the_calls_memory() {
             (i32.store (i32.const 16) (i32.const 1024))
             (i32.store (i32.const 20) (i32.const 100000))
             (i32.const 16)))"#;
-    let component = component_of(&wit, Some(module));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("flags-bomb.wasm");
-    std::fs::write(&path, component).unwrap();
-    let args = ["--component", path.to_str().unwrap(), "--max-memory", "32MiB"];
-    let host = Host::start(Start { args: args.map(String::from).to_vec(), ..Start::new("demo", &[]) }).await;
-    let pid = host.child.id().unwrap();
-    let before = crate::harness::proc_kib(pid, "status", "VmHWM:");
-    for _ in 0..4 {
-        let refused = host.call("api.flags-bomb", no_args()).await.unwrap();
-        assert_eq!(refused.is_error, Some(true), "{refused:?}");
-        assert!(text_of(&refused).contains("--max-memory"), "{refused:?}");
-    }
-    let grown = crate::harness::proc_kib(pid, "status", "VmHWM:").saturating_sub(before);
-    assert!(grown < 160 << 10, "the host's peak grew by {} MiB", grown >> 10);
+    lifted_within_32_mib("flags-bomb", "api.flags-bomb", &wit, module).await;
 }
 
 /// A guest-made result, `wit` and its core `module`, called four times
