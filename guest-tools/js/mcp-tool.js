@@ -50,7 +50,7 @@
 // Every call runs in a fresh instance: module state does not survive from
 // one call to the next.
 
-import * as client from "mcp:tool/client@0.2.1";
+import * as client from "mcp:tool/client@0.2.2";
 import * as s from "./schema.js";
 
 export { s };

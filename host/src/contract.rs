@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 
 /// The version of the `mcp:tool` contract this host implements.
-pub const CONTRACT_VERSION: &str = "0.2.1";
+pub const CONTRACT_VERSION: &str = "0.2.2";
 
 /// The generated bindings. In a module of their own because `bindgen!` puts
 /// the resources a world `use`s at the module root.

@@ -66,12 +66,29 @@ pub struct PausedState {
     pub nonce: String,
     /// The questions answered so far, in the order the call asked them.
     pub answered: Vec<Answered>,
-    /// The question the client is answering now.
+    /// The question the client is answering now: the first of those the
+    /// call asked at once.
     pub pending: Pending,
+    /// The others it asked with it (`client.ask`), in order. Apart so a
+    /// state of one question reads as it did before there could be more.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Pending>,
     /// The W3C `traceparent` of the request that paused the call, so the
     /// follow-up's span joins its trace on whichever replica it lands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+}
+
+impl PausedState {
+    /// The questions the client is answering now, in the order asked.
+    pub fn pending(&self) -> impl Iterator<Item = &Pending> {
+        std::iter::once(&self.pending).chain(&self.also)
+    }
+
+    /// Those questions, taken.
+    pub fn into_pending(self) -> impl Iterator<Item = Pending> {
+        std::iter::once(self.pending).chain(self.also)
+    }
 }
 
 /// One question the user answered.
@@ -207,11 +224,20 @@ impl StateKeys {
         &self.replica
     }
 
-    /// A new state for a call paused at `pending` after `answered`, from
-    /// this replica.
-    pub fn paused(&self, answered: Vec<Answered>, pending: Pending) -> PausedState {
+    /// A new state for a call paused at `pending` (one question or more,
+    /// asked at once) after `answered`, from this replica.
+    pub fn paused(&self, answered: Vec<Answered>, pending: impl IntoIterator<Item = Pending>) -> PausedState {
         let nonce = uuid::Uuid::new_v4().simple().to_string();
-        PausedState { origin: self.replica.clone(), nonce, answered, pending, trace: None }
+        let mut pending = pending.into_iter();
+        let first = pending.next().unwrap_or(Pending { question: String::new(), key: String::new() });
+        PausedState {
+            origin: self.replica.clone(),
+            nonce,
+            answered,
+            pending: first,
+            also: pending.collect(),
+            trace: None,
+        }
     }
 
     /// Seals `state` for `binding`, valid for `lease`.
@@ -333,7 +359,7 @@ mod tests {
 
     fn a_state(keys: &StateKeys) -> PausedState {
         let answered = vec![Answered { question: "q1".into(), answer: json!({ "action": "accept" }) }];
-        keys.paused(answered, Pending { question: "q2".into(), key: "question-2".into() })
+        keys.paused(answered, [Pending { question: "q2".into(), key: "question-2".into() }])
     }
 
     #[test]

@@ -394,6 +394,19 @@ impl ClientHandler for TestClient {
         Ok(serde_json::from_value(answer).unwrap())
     }
 
+    /// Roots: one, `file:///work/project`, named `project`.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, McpError> {
+        self.events.push("roots".into());
+        Ok(serde_json::from_value(serde_json::json!({
+            "roots": [{ "uri": "file:///work/project", "name": "project" }]
+        }))
+        .unwrap())
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.events.push("tools/list_changed".into());
     }

@@ -5,6 +5,7 @@
 mod harness;
 
 mod approval;
+mod asking;
 mod audit;
 mod auth;
 mod auth_access;

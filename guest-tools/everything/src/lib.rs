@@ -2,7 +2,7 @@
 //! (`@modelcontextprotocol/conformance`, server scenarios `tools-call-*`,
 //! `json-schema-2020-12`, `elicitation-sep1034-defaults`,
 //! `elicitation-sep1330-enums`; from the 2026-07-28 line, `server-stateless`'s
-//! `test_logging_tool`), implemented as an mcp-wasm-host component:
+//! `test_logging_tool`, and the tools asking for input in [`rounds`]), implemented as an mcp-wasm-host component:
 //! content of every kind, logging, progress, sampling and elicitation, all
 //! going through the host's `mcp:tool/client` interface.
 
@@ -14,10 +14,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 mod offers;
+mod rounds;
 
 use offers::{
     PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, SimplePrompt, Spinning, StaticBinary,
     StaticText, Template, UpdateWatched, Watched,
+};
+use rounds::{
+    InputCapabilities, InputElicitation, InputListRoots, InputMultiRound, InputMultiple, InputRequestState,
+    InputSampling, InputTamperedState, MissingCapability, StreamingElicitation,
 };
 
 mcp_tool::export!(
@@ -35,7 +40,17 @@ mcp_tool::export!(
     ElicitationDefaults,
     ElicitationEnums,
     JsonSchema202012,
-    UpdateWatched;
+    UpdateWatched,
+    InputElicitation,
+    InputSampling,
+    InputListRoots,
+    InputRequestState,
+    InputTamperedState,
+    InputMultiple,
+    InputMultiRound,
+    InputCapabilities,
+    MissingCapability,
+    StreamingElicitation;
     resources = [StaticText, StaticBinary, Watched, Spinning];
     templates = [Template];
     prompts = [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage]
@@ -59,7 +74,7 @@ const WAV: &[u8] = &[
 /// The arguments of the tools that take none, with the schema the suite
 /// declares (other properties allowed, unlike `mcp_tool::NoArgs`).
 #[derive(Deserialize)]
-struct Empty {}
+pub(crate) struct Empty {}
 
 impl JsonSchema for Empty {
     fn schema_name() -> std::borrow::Cow<'static, str> {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::raw::mcp::tool::client::{self, ElicitResponse};
+use crate::raw::mcp::tool::client::{self, ElicitResponse, Root};
 use crate::{Cancelled, Error, LogLevel, RequestError, StopReason};
 
 /// One call of a tool: passed to [`Tool::call`](crate::Tool::call).
@@ -30,6 +30,53 @@ pub enum Answer<T> {
     Decline,
     /// The user dismissed the question without choosing.
     Cancel,
+}
+
+/// A question to put to the client with others at once ([`Context::ask`]).
+#[derive(Debug, Clone)]
+pub enum Question {
+    /// A form, as [`Context::elicit_with`]: the message and its schema.
+    Form {
+        /// What the user is asked.
+        message: String,
+        /// A JSON Schema object with flat primitive properties.
+        schema: Value,
+    },
+    /// A URL, as [`Context::elicit_url`].
+    Url {
+        /// What the user is told.
+        message: String,
+        /// Where the user is sent.
+        url: String,
+    },
+    /// A request for the client's model, as [`Context::sample`].
+    Sample(Value),
+    /// The client's roots, as [`Context::list_roots`].
+    Roots,
+}
+
+impl Question {
+    /// A form whose schema comes from `T` (as [`Context::elicit`]).
+    pub fn form<T: JsonSchema>(message: &str) -> Self {
+        Question::Form { message: message.to_string(), schema: crate::form_schema::<T>() }
+    }
+
+    /// A sampling request from its params (`messages`, `maxTokens`, ...).
+    pub fn sample(request: &impl Serialize) -> Self {
+        Question::Sample(serde_json::to_value(request).unwrap_or(Value::Null))
+    }
+}
+
+/// The answer to one question of [`Context::ask`], of the question's kind.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// To a form or a URL: the user's answer (a URL's accepted content is
+    /// an empty object).
+    Elicit(Answer<Value>),
+    /// To a sampling request: the client's result.
+    Sample(Value),
+    /// To [`Question::Roots`].
+    Roots(Vec<Root>),
 }
 
 /// Why an operation was not approved ([`Context::request_approval`]): the
@@ -195,6 +242,71 @@ impl Context {
         let answer = client::sample(&request)?;
         serde_json::from_str(&answer)
             .map_err(|err| RequestError::Failed(format!("the client's answer is not JSON: {err}")))
+    }
+
+    /// Asks the client for its roots (`roots/list`): the directories and
+    /// files the user lets servers work in. [`RequestError::Unsupported`]
+    /// when the client has none to give.
+    pub fn list_roots(&self) -> Result<Vec<Root>, RequestError> {
+        client::list_roots()
+    }
+
+    /// Puts several questions to the client at once, each under a key the
+    /// tool names (1 to 64 of `A-Z a-z 0-9 _ - .`, unique), and waits for
+    /// all of them: one reply per question, in order. On protocol
+    /// 2026-07-28 they reach the client in one `input_required` result, under
+    /// these keys.
+    ///
+    /// ```no_run
+    /// # use mcp_tool::{Context, Question, Reply};
+    /// # use serde_json::json;
+    /// fn greet(cx: &Context) -> String {
+    ///     let replies = cx.ask(&[
+    ///         ("user_name", Question::Form { message: "Your name?".into(), schema: json!({
+    ///             "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }) }),
+    ///         ("client_roots", Question::Roots),
+    ///     ]);
+    ///     match &replies[0] {
+    ///         Ok(Reply::Elicit(mcp_tool::Answer::Accept(form))) => format!("hello, {}", form["name"]),
+    ///         _ => "hello".to_string(),
+    ///     }
+    /// }
+    /// ```
+    pub fn ask(&self, questions: &[(&str, Question)]) -> Vec<Result<Reply, RequestError>> {
+        let raw: Vec<(String, client::Question)> = questions
+            .iter()
+            .map(|(key, question)| {
+                let raw = match question {
+                    Question::Form { message, schema } => {
+                        client::Question::Elicit((message.clone(), schema.to_string()))
+                    }
+                    Question::Url { message, url } => {
+                        client::Question::ElicitUrl((message.clone(), url.clone()))
+                    }
+                    Question::Sample(request) => client::Question::Sample(request.to_string()),
+                    Question::Roots => client::Question::ListRoots,
+                };
+                (key.to_string(), raw)
+            })
+            .collect();
+        client::ask(&raw)
+            .into_iter()
+            .map(|answer| {
+                Ok(match answer? {
+                    client::Answer::Elicit(ElicitResponse::Accept(content)) => {
+                        Reply::Elicit(Answer::Accept(serde_json::from_str(&content).unwrap_or(Value::Null)))
+                    }
+                    client::Answer::Elicit(ElicitResponse::Decline) => Reply::Elicit(Answer::Decline),
+                    client::Answer::Elicit(ElicitResponse::Cancel) => Reply::Elicit(Answer::Cancel),
+                    client::Answer::Sample(result) => {
+                        Reply::Sample(serde_json::from_str(&result).map_err(|err| {
+                            RequestError::Failed(format!("the client's answer is not JSON: {err}"))
+                        })?)
+                    }
+                    client::Answer::Roots(roots) => Reply::Roots(roots),
+                })
+            })
+            .collect()
     }
 
     /// Asks the user to approve one operation the call is about to do that

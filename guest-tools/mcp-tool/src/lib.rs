@@ -81,7 +81,7 @@ pub mod __private {
     };
 }
 
-pub use context::{Answer, Context, Declined};
+pub use context::{Answer, Context, Declined, Question, Reply};
 pub use error::{Error, Result};
 pub use offers::{Args, Argument, Message, Prompt, Resource, ResourceTemplate};
 pub use output::{Output, Structured};
@@ -89,7 +89,7 @@ pub use raw::exports::mcp::tool::prompts::Role;
 pub use schema::{NoArgs, form_schema, input_schema, output_schema};
 
 pub use raw::mcp::tool::cancellation::Cancelled;
-pub use raw::mcp::tool::client::{LogLevel, RequestError};
+pub use raw::mcp::tool::client::{LogLevel, RequestError, Root};
 pub use raw::mcp::tool::types::{
     Annotations, CallResult, Content, EmbeddedResource, Media, ResourceBody, ResourceLink, StopReason,
 };

@@ -37,7 +37,7 @@ impl CallChannel {
         question: ApprovalQuestion,
         cancellation: &CallCancellation,
     ) -> Result<(), Decline> {
-        if !self.elicitation_modes().0 {
+        if !self.may_ask(super::Capability::Form) {
             return Err(Decline::CannotAsk { tool: question.tool });
         }
         let params = form_params(question.message, ApprovalQuestion::requested_schema())

@@ -57,6 +57,8 @@ use crate::stats::Stats;
 use updates::MAX_UPDATES_PER_CALL;
 pub use updates::ResourceUpdates;
 
+pub use answer::{Answer, Asked};
+pub use client_asks::{Capability, MissingCapabilities};
 pub use log_filter::LogFilter;
 pub use notify::Notifier;
 pub use question::{AskError, Question, form_params};
@@ -152,8 +154,20 @@ pub struct RoundTrips {
     pub handed_off: CancellationToken,
 }
 
-/// A call paused for the user: what to ask, and where the answer goes.
+/// A call paused for the user: what to ask, and where the answers go. A
+/// tool may ask several questions at once (`client.ask`); they travel
+/// together, in one `input_required` result or task status.
 pub struct Pause {
+    /// The questions, in the order the tool asked them.
+    pub questions: Vec<PausedQuestion>,
+    /// The questions answered before these (only kept with a state key).
+    pub answered: Vec<Answered>,
+    /// How long the call may stay paused for the answers.
+    pub lease: Duration,
+}
+
+/// One question of a [`Pause`].
+pub struct PausedQuestion {
     /// The key the client answers under (`inputResponses`).
     pub key: String,
     /// The question.
@@ -161,13 +175,9 @@ pub struct Pause {
     /// The question's digest, to recognise it when the call is re-run
     /// (empty without a state key, where calls are not re-run).
     pub question: String,
-    /// The questions answered before this one (only kept with a state key).
-    pub answered: Vec<Answered>,
     /// Takes the client's answer (a JSON result, e.g. an `ElicitResult`).
     /// Dropped unanswered when the pause's lease runs out.
     pub answer: oneshot::Sender<Value>,
-    /// How long the call may stay paused for this answer.
-    pub lease: Duration,
 }
 
 /// Who the call is and what the user decided about it up front.
@@ -212,6 +222,8 @@ pub struct CallChannel {
     resource_updates: Option<ResourceUpdates>,
     /// How many more resource updates this call may announce.
     updates_left: u32,
+    /// What the call asked for that the client had not declared.
+    missing: MissingCapabilities,
 }
 
 impl CallChannel {
@@ -247,6 +259,7 @@ impl CallChannel {
             notified_bytes: 0,
             resource_updates: None,
             updates_left: MAX_UPDATES_PER_CALL,
+            missing: MissingCapabilities::default(),
         }
     }
 
@@ -273,6 +286,7 @@ impl CallChannel {
             notified_bytes: 0,
             resource_updates: None,
             updates_left: MAX_UPDATES_PER_CALL,
+            missing: MissingCapabilities::default(),
         }
     }
 
@@ -405,16 +419,38 @@ impl CallChannel {
         }
     }
 
-    /// The elicitation modes the client declared: (form, url).
-    pub fn elicitation_modes(&self) -> (bool, bool) {
+    /// Whether the client declared it can be asked `capability`. When it
+    /// did not, the call's asking for it is noted ([`MissingCapabilities`]).
+    pub fn may_ask(&self, capability: Capability) -> bool {
         if self.peer.is_none() {
-            return (false, false);
+            return false;
         }
-        (self.asks.form, self.asks.url)
+        let declared = match capability {
+            Capability::Form => self.asks.form,
+            Capability::Url => self.asks.url,
+            Capability::Sampling => self.asks.sampling,
+            Capability::Roots => self.asks.roots,
+        };
+        if !declared {
+            self.missing.note(capability);
+        }
+        declared
     }
 
-    /// Whether the client declared sampling.
-    pub fn supports_sampling(&self) -> bool {
-        self.peer.is_some() && self.asks.sampling
+    /// Questions this call may still ask (`--max-questions`).
+    pub fn questions_left(&self) -> u32 {
+        self.questions_left
+    }
+
+    /// The most questions one call may ask (`--max-questions`).
+    pub fn max_questions(&self) -> u32 {
+        self.policy.max_questions
+    }
+
+    /// On protocol 2026-07-28 (a call in rounds), what this call asked
+    /// for that its client had not declared, as it grows: a handle to keep
+    /// beside the call. Earlier sessions have no error for it.
+    pub fn missing_capabilities(&self) -> Option<MissingCapabilities> {
+        matches!(self.delivery, Delivery::Rounds(_)).then(|| self.missing.clone())
     }
 }

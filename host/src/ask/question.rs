@@ -1,23 +1,24 @@
 //! Putting a question to the user and waiting, bounded, for the answer —
 //! and withdrawing it from the client when the call stops first.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    ElicitRequest, ElicitRequestParams, InputRequest, Request, RequestId, ServerRequest,
+    ElicitRequest, ElicitRequestParams, InputRequest, ListRootsRequest, Request, RequestId, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
-use super::{AnswerBook, CallChannel, Delivery, Pause, RoundTrips};
+use super::{AnswerBook, CallChannel, Delivery, Pause, PausedQuestion, RoundTrips};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
 use crate::request_state::digest as digest_of;
-use crate::stats::Live;
+use crate::stats::{Live, Stats};
 
 /// A question for the user, before it is sent one way or another.
 ///
@@ -29,6 +30,39 @@ pub enum Question {
     Elicit(Box<ElicitRequestParams>),
     /// A sampling request.
     Sample(Box<CreateMessageRequestParams>),
+    /// A request for the client's roots.
+    Roots,
+}
+
+impl Question {
+    fn into_input_request(self) -> InputRequest {
+        match self {
+            Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(*params)),
+            Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
+            Question::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
+        }
+    }
+
+    fn into_server_request(self) -> ServerRequest {
+        match self {
+            Question::Elicit(params) => ServerRequest::ElicitRequest(Request::new(*params)),
+            Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(*params)),
+            Question::Roots => ServerRequest::ListRootsRequest(ListRootsRequest::default()),
+        }
+    }
+}
+
+/// Every answer to `n` questions that got none, for the same reason.
+fn none_of(n: usize, error: impl Fn() -> AskError) -> Vec<Result<Value, AskError>> {
+    (0..n).map(|_| Err(error())).collect()
+}
+
+/// The flag a refused pause names.
+fn paused_flag(error: &AskError) -> &'static str {
+    match error {
+        AskError::TooManyPaused(flag) => flag,
+        _ => "--max-paused",
+    }
 }
 
 /// Why a question got no answer.
@@ -109,6 +143,18 @@ impl CallChannel {
         self.put(question, cancellation, wait).await
     }
 
+    /// Asks several questions at once, each under its key, bounded like
+    /// [`CallChannel::ask`]: the answers as JSON, one per question, in order.
+    pub async fn ask_several(
+        &mut self,
+        questions: Vec<(Option<String>, Question)>,
+        cancellation: &CallCancellation,
+    ) -> Vec<Result<Value, AskError>> {
+        let wait =
+            Wait { timeout: self.policy.elicitation_timeout, flag: "--elicitation-timeout", approval: false };
+        self.put_all(questions, cancellation, wait).await
+    }
+
     /// A URL elicitation's id: unique in the process, tied to the call.
     pub fn elicitation_id(call_id: &str) -> String {
         static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -124,169 +170,229 @@ impl CallChannel {
         cancellation: &CallCancellation,
         wait: Wait,
     ) -> Result<Value, AskError> {
+        let mut answers = self.put_all(vec![(None, question)], cancellation, wait).await;
+        answers.pop().unwrap_or(Err(AskError::Unsupported))
+    }
+
+    /// Puts `questions` to the user at once, each under its key (the host
+    /// numbers those without one), and waits, bounded by `wait`, for every
+    /// answer: one per question, in order. As requests to the client they
+    /// go out side by side; in rounds or a task, in one pause.
+    pub(super) async fn put_all(
+        &mut self,
+        questions: Vec<(Option<String>, Question)>,
+        cancellation: &CallCancellation,
+        wait: Wait,
+    ) -> Vec<Result<Value, AskError>> {
+        let n = questions.len();
         if self.peer.is_none() {
-            return Err(AskError::Unsupported);
+            return none_of(n, || AskError::Unsupported);
         }
         if cancellation.is_cancelled() {
-            return Err(AskError::Cancelled);
+            return none_of(n, || AskError::Cancelled);
         }
         // A tool must not pester the user: questions per call are bounded.
-        if self.questions_left == 0 {
-            return Err(AskError::TooMany(self.policy.max_questions));
+        if (self.questions_left as usize) < n {
+            return none_of(n, || AskError::TooMany(self.policy.max_questions));
         }
-        self.questions_left -= 1;
-        self.asked += 1;
-        let answer = if matches!(self.delivery, Delivery::Requests) {
-            // A call waiting on the user holds a slot of its caller's paused
-            // share for the wait, whatever it asks (approval, form, URL,
-            // sampling); an approval holds one of `--max-paused` too, as
-            // every question in rounds does.
-            let _paused = if wait.approval { Some(self.pause_slot()?) } else { None };
-            let _share = if wait.approval { None } else { self.paused_share()? };
-            self.count_asked(wait);
+        self.questions_left -= n as u32;
+        let kind = if wait.approval { "approval" } else { "question" };
+        let questions: Vec<(String, Question)> = questions
+            .into_iter()
+            .map(|(key, question)| {
+                self.asked += 1;
+                (key.unwrap_or_else(|| format!("{kind}-{}", self.asked)), question)
+            })
+            .collect();
+        let answers = if matches!(self.delivery, Delivery::Requests) {
+            self.put_requests(questions, cancellation, wait).await
+        } else {
+            self.put_paused(questions, cancellation, wait).await
+        };
+        if answers.iter().any(|answer| matches!(answer, Err(AskError::TimedOut))) {
+            tracing::info!(tool = %self.identity.tool, "no answer within {}", wait.flag);
+        }
+        answers
+    }
+
+    /// Sends `questions` to the client as requests, side by side.
+    async fn put_requests(
+        &mut self,
+        questions: Vec<(String, Question)>,
+        cancellation: &CallCancellation,
+        wait: Wait,
+    ) -> Vec<Result<Value, AskError>> {
+        let n = questions.len();
+        // A call waiting on the user holds a slot of its caller's paused
+        // share for the wait, whatever it asks (approval, form, URL,
+        // sampling); an approval holds one of `--max-paused` too, as every
+        // question in rounds does.
+        let _paused = if wait.approval {
+            match self.pause_slot() {
+                Ok(slot) => Some(slot),
+                Err(err) => return none_of(n, || AskError::TooManyPaused(paused_flag(&err))),
+            }
+        } else {
+            None
+        };
+        let _share = if wait.approval {
+            None
+        } else {
+            match self.paused_share() {
+                Ok(share) => share,
+                Err(err) => return none_of(n, || AskError::TooManyPaused(paused_flag(&err))),
+            }
+        };
+        self.count_asked(wait);
+        let Some(peer) = &self.peer else { return none_of(n, || AskError::Unsupported) };
+        let stats = &self.stats;
+        let sent = questions.into_iter().map(|(_, question)| {
             // Boxed: a request to the client is the larger wait by far, and
             // a call paused in rounds should not carry its room (see
             // `mcp/mode/rounds`: 10 000 paused calls are held at once).
-            Box::pin(self.put_request(question, cancellation, wait)).await
-        } else {
-            let request = Box::new(match question {
-                Question::Elicit(params) => InputRequest::Elicitation(ElicitRequest::new(*params)),
-                Question::Sample(params) => InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
-            });
-            // Only a sealed call (a state key) recognises its questions: a
-            // re-run gets the answers it was given before, in order,
-            // without pausing again.
-            let mut digest = String::new();
-            if let Delivery::Rounds(RoundTrips { book: Some(book), .. }) = &mut self.delivery {
-                digest = serde_json::to_value(&*request).map(|json| digest_of(&json)).unwrap_or_default();
-                if let Some(answer) = book.answer(&digest) {
-                    tracing::debug!(tool = %self.identity.tool, key = self.asked, "answered from the call's state");
-                    return Ok(answer);
-                }
-            }
-            let _paused = self.pause_slot()?;
-            self.count_asked(wait);
-            // A pause outlives this request's wait: no longer than the approval timeout.
-            let timeout = wait.timeout.min(self.policy.approval_timeout);
-            let flag = if timeout < wait.timeout { "--approval-timeout" } else { wait.flag };
-            self.put_deferred(request, digest, cancellation, Wait { timeout, flag, ..wait }).await
-        };
-        if let Err(AskError::TimedOut) = &answer {
-            tracing::info!(tool = %self.identity.tool, "no answer within {}", wait.flag);
-        }
-        answer
+            Box::pin(put_request(peer, stats, question, cancellation, wait))
+        });
+        futures_util::future::join_all(sent).await
     }
 
-    /// Sends the question as a request to the client and waits for its answer.
-    async fn put_request(
+    /// Pauses the call with `questions` (in rounds or a task), answering
+    /// from its sealed state those a re-run call was answered before.
+    async fn put_paused(
         &mut self,
-        question: Question,
+        questions: Vec<(String, Question)>,
         cancellation: &CallCancellation,
         wait: Wait,
-    ) -> Result<Value, AskError> {
-        let request = match question {
-            Question::Elicit(params) => ServerRequest::ElicitRequest(Request::new(*params)),
-            Question::Sample(params) => ServerRequest::CreateMessageRequest(Request::new(*params)),
-        };
-        let peer = self.peer.as_ref().ok_or(AskError::Unsupported)?;
-        // Counted before it is sent: the client may see it (and read the
-        // status) before this task runs again.
-        let counted = self.stats.client_request();
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|err| AskError::Client(format!("cannot send the request: {err}")))?;
-        let mut open = OpenRequest::new(peer.clone(), handle.id.clone(), counted);
-        let answer = tokio::select! {
-            biased;
-            answer = handle.await_response() => answer,
-            () = cancellation.cancelled() => {
-                open.withdraw("the tool call was cancelled").await;
-                return Err(AskError::Cancelled);
+    ) -> Vec<Result<Value, AskError>> {
+        let n = questions.len();
+        let mut answers: Vec<Option<Result<Value, AskError>>> = (0..n).map(|_| None).collect();
+        let mut open = Vec::with_capacity(n);
+        for (index, (key, question)) in questions.into_iter().enumerate() {
+            let request = question.into_input_request();
+            // Only a sealed call (a state key) recognises its questions: a
+            // re-run gets the answers it was given before, in order, without
+            // pausing again.
+            let mut digest = String::new();
+            if let Delivery::Rounds(RoundTrips { book: Some(book), .. }) = &mut self.delivery {
+                digest = serde_json::to_value(&request).map(|json| digest_of(&json)).unwrap_or_default();
+                if let Some(answer) = book.answer(&digest) {
+                    tracing::debug!(tool = %self.identity.tool, %key, "answered from the call's state");
+                    answers[index] = Some(Ok(answer));
+                    continue;
+                }
             }
-            () = tokio::time::sleep(wait.timeout) => {
-                open.withdraw(&format!("no answer within the host's {}", wait.flag)).await;
-                return Err(AskError::TimedOut);
-            }
-        };
-        open.answered();
-        match answer.map_err(|err| AskError::Client(err.to_string()))? {
-            ClientResult::ElicitResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
-            ClientResult::CreateMessageResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
-            other => Err(AskError::Client(format!("unexpected answer from the client: {other:?}"))),
+            open.push((index, PausedKey { key, request, digest }));
         }
+        if !open.is_empty() {
+            match self.pause_slot() {
+                Err(err) => {
+                    for (index, _) in open {
+                        answers[index] = Some(Err(AskError::TooManyPaused(paused_flag(&err))));
+                    }
+                }
+                Ok(_paused) => {
+                    self.count_asked(wait);
+                    // A pause outlives this request's wait: no longer than the approval timeout.
+                    let timeout = wait.timeout.min(self.policy.approval_timeout);
+                    let flag = if timeout < wait.timeout { "--approval-timeout" } else { wait.flag };
+                    let (indices, open): (Vec<usize>, Vec<PausedKey>) = open.into_iter().unzip();
+                    let got = self.put_deferred(open, cancellation, Wait { timeout, flag, ..wait }).await;
+                    for (index, answer) in indices.into_iter().zip(got) {
+                        answers[index] = Some(answer);
+                    }
+                }
+            }
+        }
+        answers.into_iter().map(|answer| answer.unwrap_or(Err(AskError::Unsupported))).collect()
     }
 
     /// Asks through the call's result or task status, and waits for the
-    /// answer a later request brings.
+    /// answers a later request brings: one per question, in order.
     async fn put_deferred(
         &mut self,
-        request: Box<InputRequest>,
-        question: String,
+        questions: Vec<PausedKey>,
         cancellation: &CallCancellation,
         wait: Wait,
-    ) -> Result<Value, AskError> {
-        let key = format!("{}-{}", if wait.approval { "approval" } else { "question" }, self.asked);
+    ) -> Vec<Result<Value, AskError>> {
+        let n = questions.len();
         match &self.delivery {
             Delivery::Requests => unreachable!("deferred questions only"),
             Delivery::Rounds(RoundTrips { pauses, book, .. }) => {
-                let (answer, answered) = oneshot::channel();
-                let answered_before = book.as_ref().map(AnswerBook::read).unwrap_or_default();
-                let pause = Pause {
-                    key,
-                    request: *request,
-                    question,
-                    answered: answered_before,
-                    answer,
-                    lease: wait.timeout,
-                };
+                let answered = book.as_ref().map(AnswerBook::read).unwrap_or_default();
+                let mut waits = Vec::with_capacity(n);
+                let questions = questions
+                    .into_iter()
+                    .map(|PausedKey { key, request, digest }| {
+                        let (answer, answered) = oneshot::channel();
+                        waits.push(answered);
+                        PausedQuestion { key, request, question: digest, answer }
+                    })
+                    .collect();
+                let pause = Pause { questions, answered, lease: wait.timeout };
                 if pauses.send(Box::new(pause)).is_err() {
-                    return Err(AskError::Client("the call can no longer be paused".into()));
+                    return none_of(n, || AskError::Client("the call can no longer be paused".into()));
                 }
                 // The request that brought the call is answered now: its
                 // progress token is spent.
                 self.progress_token = None;
-                // The lease is the only clock: when it runs out the call is
-                // stopped (and cleaned up), not left running unasked.
+                // All the answers come with one follow-up: waited for in turn.
+                let mut answers = Vec::with_capacity(n);
+                for answered in waits {
+                    // The lease is the only clock: when it runs out the call
+                    // is stopped (and cleaned up), not left running unasked.
+                    answers.push(tokio::select! {
+                        biased;
+                        () = cancellation.cancelled() => Err(AskError::Cancelled),
+                        answer = answered => match answer {
+                            Ok(answer) => Ok(answer),
+                            Err(_) => {
+                                // The lease ran out, or the session ended:
+                                // the call's stop follows. The guest runs on
+                                // a thread of its own: let it see `cancelled`
+                                // set when it gets this answer.
+                                cancellation.cancelled().await;
+                                Err(AskError::TimedOut)
+                            }
+                        },
+                    });
+                }
+                answers
+            }
+            Delivery::Task(task, unanswered) => {
+                let asked = questions
+                    .into_iter()
+                    .map(|PausedKey { key, request, .. }| task.request_input(key, request));
                 tokio::select! {
                     biased;
-                    () = cancellation.cancelled() => Err(AskError::Cancelled),
-                    answer = answered => match answer {
-                        Ok(answer) => Ok(answer),
-                        Err(_) => {
-                            // The lease ran out, or the session ended: the
-                            // call's stop follows. The guest runs on a thread
-                            // of its own: let it see `cancelled` set when it
-                            // gets this answer.
-                            cancellation.cancelled().await;
-                            Err(AskError::TimedOut)
+                    answers = futures_util::future::join_all(asked) => {
+                        let mut out = Vec::with_capacity(n);
+                        for answer in answers {
+                            out.push(match answer {
+                                Ok(answer) => Ok(answer),
+                                Err(rmcp::task_manager::TaskExit::Cancelled) => {
+                                    // `tasks/cancel` withdrew the question;
+                                    // the call's stop follows. The guest runs
+                                    // on a thread of its own: let it see
+                                    // `cancelled` set when it gets this answer.
+                                    cancellation.cancelled().await;
+                                    Err(AskError::Cancelled)
+                                }
+                                Err(_) => Err(AskError::Cancelled),
+                            });
                         }
-                    },
+                        out
+                    }
+                    () = cancellation.cancelled() => none_of(n, || AskError::Cancelled),
+                    () = tokio::time::sleep(wait.timeout) => {
+                        // As on 2026-07-28: the lease ran out, so the call is
+                        // stopped (reason `no-answer`) and cleaned up; the
+                        // task ends rather than showing a question nobody
+                        // will answer.
+                        unanswered.cancel();
+                        cancellation.cancelled().await;
+                        none_of(n, || AskError::TimedOut)
+                    }
                 }
             }
-            Delivery::Task(task, unanswered) => tokio::select! {
-                biased;
-                answer = task.request_input(key, *request) => match answer {
-                    Ok(answer) => Ok(answer),
-                    Err(rmcp::task_manager::TaskExit::Cancelled) => {
-                        // `tasks/cancel` withdrew the question; the call's
-                        // stop follows. The guest runs on a thread of its
-                        // own: let it see `cancelled` set when it gets this answer.
-                        cancellation.cancelled().await;
-                        Err(AskError::Cancelled)
-                    }
-                    Err(_) => Err(AskError::Cancelled),
-                },
-                () = cancellation.cancelled() => Err(AskError::Cancelled),
-                () = tokio::time::sleep(wait.timeout) => {
-                    // As on 2026-07-28: the lease ran out, so the call is
-                    // stopped (reason `no-answer`) and cleaned up; the task
-                    // ends rather than showing a question nobody will answer.
-                    unanswered.cancel();
-                    cancellation.cancelled().await;
-                    Err(AskError::TimedOut)
-                }
-            },
         }
     }
 
@@ -319,6 +425,52 @@ impl CallChannel {
             Err(_) => Err(AskError::TooManyPaused("--max-paused")),
         }
     }
+}
+
+/// Sends `question` to the client as a request and waits for its answer.
+async fn put_request(
+    peer: &Peer<RoleServer>,
+    stats: &Arc<Stats>,
+    question: Question,
+    cancellation: &CallCancellation,
+    wait: Wait,
+) -> Result<Value, AskError> {
+    let request = question.into_server_request();
+    // Counted before it is sent: the client may see it (and read the
+    // status) before this task runs again.
+    let counted = stats.client_request();
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|err| AskError::Client(format!("cannot send the request: {err}")))?;
+    let mut open = OpenRequest::new(peer.clone(), handle.id.clone(), counted);
+    let answer = tokio::select! {
+        biased;
+        answer = handle.await_response() => answer,
+        () = cancellation.cancelled() => {
+            open.withdraw("the tool call was cancelled").await;
+            return Err(AskError::Cancelled);
+        }
+        () = tokio::time::sleep(wait.timeout) => {
+            open.withdraw(&format!("no answer within the host's {}", wait.flag)).await;
+            return Err(AskError::TimedOut);
+        }
+    };
+    open.answered();
+    match answer.map_err(|err| AskError::Client(err.to_string()))? {
+        ClientResult::ElicitResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+        ClientResult::CreateMessageResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+        ClientResult::ListRootsResult(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+        other => Err(AskError::Client(format!("unexpected answer from the client: {other:?}"))),
+    }
+}
+
+/// A question about to pause the call: its key, the request, and its
+/// digest (empty without a state key).
+struct PausedKey {
+    key: String,
+    request: InputRequest,
+    digest: String,
 }
 
 /// A form elicitation asking `message` with `schema`; rmcp checks the schema

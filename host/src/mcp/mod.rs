@@ -39,10 +39,10 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter};
+use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter, MissingCapabilities};
 use crate::audit;
 use crate::auth::Fairness;
-use crate::call::{CallRunner, CallSignals};
+use crate::call::{CallOutcome, CallRunner, CallSignals};
 use crate::component::ToolComponent;
 use crate::operation::Operation;
 use crate::request_state::StateKeys;
@@ -381,11 +381,19 @@ impl Caller {
         let audit = self.shared.runner.stats().audit().call(who, name, &plan.arguments, needs_approval).await;
         let operation = Operation::Tool { name: name.clone(), arguments: plan.arguments.to_string() };
         let component = &plan.route.component;
+        let missing = channel.missing_capabilities();
         let outcome = self
             .shared
             .runner
             .run(component, operation, &plan.share, signals, channel, approval, Some(audit))
             .await;
+        // A tool that failed after asking for what the client had not
+        // declared needed it (SEP-2575): the client is told which.
+        if let (CallOutcome::Returned(Err(_)), Some(required)) =
+            (&outcome, missing.as_ref().and_then(MissingCapabilities::required))
+        {
+            return Err(McpError::missing_required_client_capability(required));
+        }
         result::to_response(name, outcome)
     }
 }

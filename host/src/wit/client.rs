@@ -10,14 +10,19 @@
 // every protocol version this host serves.
 #![allow(deprecated)]
 
-use rmcp::model::{CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, LoggingLevel};
+use rmcp::model::{
+    CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ElicitationAction, ListRootsResult,
+    LoggingLevel,
+};
 use serde_json::{Value, json};
 use wasmtime::component::HasData;
 
 use crate::approval::ApprovalQuestion;
-use crate::ask::{AskError, CallChannel, form_params};
+use crate::ask::{Answer, AskError, Asked, CallChannel, Capability, form_params};
 use crate::cancellation::CallCancellation;
-use crate::contract::client::{ElicitResponse, Host, LogLevel, RequestError};
+use crate::contract::client::{
+    Answer as WitAnswer, ElicitResponse, Host, LogLevel, Question as WitQuestion, RequestError, Root,
+};
 use crate::log_text::escape_controls;
 
 /// What `client` needs of a call's store.
@@ -77,22 +82,13 @@ impl Host for ClientCtxView<'_> {
         if let Err(too_large) = self.channel.check_question(message.len() + requested_schema.len()) {
             return Ok(Err(request_error(too_large)));
         }
-        if !self.channel.elicitation_modes().0 {
+        if !self.channel.may_ask(Capability::Form) {
             return Ok(Err(RequestError::Unsupported));
         }
-        let schema: Value = match serde_json::from_str(&requested_schema) {
-            Ok(schema) => schema,
-            Err(err) => return Ok(Err(RequestError::Failed(format!("requested-schema is not JSON: {err}")))),
-        };
-        let params = match form_params(message, schema) {
-            Ok(params) => params,
-            Err(err) => {
-                return Ok(Err(RequestError::Failed(format!(
-                    "requested-schema is not a schema MCP elicitation allows: {err}"
-                ))));
-            }
-        };
-        Ok(self.elicit_with(params).await)
+        match form(message, &requested_schema) {
+            Ok(params) => Ok(self.elicit_with(params).await),
+            Err(failed) => Ok(Err(failed)),
+        }
     }
 
     async fn elicit_url(
@@ -103,33 +99,83 @@ impl Host for ClientCtxView<'_> {
         if let Err(too_large) = self.channel.check_question(message.len() + url.len()) {
             return Ok(Err(request_error(too_large)));
         }
-        if !self.channel.elicitation_modes().1 {
+        if !self.channel.may_ask(Capability::Url) {
             return Ok(Err(RequestError::Unsupported));
         }
-        let params = ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            message,
-            url,
-            elicitation_id: CallChannel::elicitation_id(self.call_id),
-        };
-        Ok(self.elicit_with(params).await)
+        Ok(self.elicit_with(self.url_params(message, url)).await)
     }
 
     async fn sample(&mut self, request: String) -> wasmtime::Result<Result<String, RequestError>> {
         if let Err(too_large) = self.channel.check_question(request.len()) {
             return Ok(Err(request_error(too_large)));
         }
-        if !self.channel.supports_sampling() {
+        if !self.channel.may_ask(Capability::Sampling) {
             return Ok(Err(RequestError::Unsupported));
         }
-        let params: CreateMessageRequestParams = match serde_json::from_str(&request) {
+        let params = match sampling(&request) {
             Ok(params) => params,
-            Err(err) => {
-                return Ok(Err(RequestError::Failed(format!("not a sampling/createMessage request: {err}"))));
-            }
+            Err(failed) => return Ok(Err(failed)),
         };
         let answer = self.channel.sample(params, self.cancellation).await;
         Ok(answer.map(|answer| answer.to_string()).map_err(|err| self.refused(err)))
+    }
+
+    async fn list_roots(&mut self) -> wasmtime::Result<Result<Vec<Root>, RequestError>> {
+        if !self.channel.may_ask(Capability::Roots) {
+            return Ok(Err(RequestError::Unsupported));
+        }
+        let answer = self.channel.list_roots(self.cancellation).await;
+        Ok(answer.map(roots).map_err(|err| self.refused(err)))
+    }
+
+    async fn ask(
+        &mut self,
+        questions: Vec<(String, WitQuestion)>,
+        // One answer per question, as the contract says: a list as long as
+        // the guest's, which is bounded by `--max-questions` first.
+    ) -> wasmtime::Result<Vec<Result<WitAnswer, RequestError>>> {
+        let n = questions.len();
+        if n > self.channel.questions_left() as usize {
+            let too_many =
+                || Err(RequestError::Failed(AskError::TooMany(self.channel.max_questions()).to_string()));
+            return Ok((0..n).map(|_| too_many()).collect());
+        }
+        let size = questions.iter().map(|(key, question)| key.len() + question_size(question)).sum();
+        if let Err(too_large) = self.channel.check_question(size) {
+            let text = too_large.to_string();
+            return Ok((0..n).map(|_| Err(RequestError::Failed(text.clone()))).collect());
+        }
+        let mut answers: Vec<Option<Result<WitAnswer, RequestError>>> = (0..n).map(|_| None).collect();
+        let mut asked = Vec::with_capacity(n);
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        for (index, (key, question)) in questions.into_iter().enumerate() {
+            let checked = if !valid_key(&key) {
+                Err(RequestError::Failed(format!(
+                    "question key `{}` is not 1 to {LONGEST_KEY} of A-Z a-z 0-9 _ - .",
+                    escape_controls(&crate::log_text::cut_to(key.clone(), LONGEST_KEY))
+                )))
+            } else if !seen.insert(key.clone()) {
+                Err(RequestError::Failed(format!("question key `{key}` is used twice")))
+            } else {
+                self.checked_question(question)
+            };
+            match checked {
+                Ok(question) => asked.push((index, key, question)),
+                Err(refused) => answers[index] = Some(Err(refused)),
+            }
+        }
+        let (indices, keyed): (Vec<usize>, Vec<(String, Asked)>) =
+            asked.into_iter().map(|(index, key, question)| (index, (key, question))).unzip();
+        let got = self.channel.ask_all(keyed, self.cancellation).await;
+        for (index, answer) in indices.into_iter().zip(got) {
+            answers[index] = Some(match answer {
+                Ok(Answer::Elicit(result)) => Ok(WitAnswer::Elicit(elicit_response(result))),
+                Ok(Answer::Sample(result)) => Ok(WitAnswer::Sample(result.to_string())),
+                Ok(Answer::Roots(result)) => Ok(WitAnswer::Roots(roots(result))),
+                Err(err) => Err(self.refused(err)),
+            });
+        }
+        Ok(answers.into_iter().map(|answer| answer.unwrap_or(Err(RequestError::Unsupported))).collect())
     }
 
     async fn request_approval(&mut self, operation: String) -> wasmtime::Result<Result<(), String>> {
@@ -150,13 +196,36 @@ impl Host for ClientCtxView<'_> {
 impl ClientCtxView<'_> {
     async fn elicit_with(&mut self, params: ElicitRequestParams) -> Result<ElicitResponse, RequestError> {
         let result = self.channel.elicit(params, self.cancellation).await.map_err(|err| self.refused(err))?;
-        Ok(match result.action {
-            ElicitationAction::Accept => {
-                ElicitResponse::Accept(result.content.unwrap_or_else(|| json!({})).to_string())
-            }
-            ElicitationAction::Decline => ElicitResponse::Decline,
-            // Cancel, and any action a later protocol adds: not an answer.
-            _ => ElicitResponse::Cancel,
+        Ok(elicit_response(result))
+    }
+
+    /// A URL elicitation's params, with an id of this call.
+    fn url_params(&self, message: String, url: String) -> ElicitRequestParams {
+        ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message,
+            url,
+            elicitation_id: CallChannel::elicitation_id(self.call_id),
+        }
+    }
+
+    /// One question of `ask`, checked as its single-question function
+    /// checks it: the client declared it, and it is well formed.
+    fn checked_question(&self, question: WitQuestion) -> Result<Asked, RequestError> {
+        let capability = match &question {
+            WitQuestion::Elicit(_) => Capability::Form,
+            WitQuestion::ElicitUrl(_) => Capability::Url,
+            WitQuestion::Sample(_) => Capability::Sampling,
+            WitQuestion::ListRoots => Capability::Roots,
+        };
+        if !self.channel.may_ask(capability) {
+            return Err(RequestError::Unsupported);
+        }
+        Ok(match question {
+            WitQuestion::Elicit((message, schema)) => Asked::Elicit(form(message, &schema)?),
+            WitQuestion::ElicitUrl((message, url)) => Asked::Elicit(self.url_params(message, url)),
+            WitQuestion::Sample(request) => Asked::Sample(sampling(&request)?),
+            WitQuestion::ListRoots => Asked::Roots,
         })
     }
 
@@ -169,6 +238,58 @@ impl ClientCtxView<'_> {
         }
         request_error(error)
     }
+}
+
+/// The longest key a question of `ask` may have.
+const LONGEST_KEY: usize = 64;
+
+/// Whether `key` may name a question: 1 to 64 of `A-Z a-z 0-9 _ - .`, so
+/// it travels as a JSON key and shows in a log line as it is.
+fn valid_key(key: &str) -> bool {
+    (1..=LONGEST_KEY).contains(&key.len())
+        && key.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.'))
+}
+
+/// What a question of `ask` weighs against `--max-question`.
+fn question_size(question: &WitQuestion) -> usize {
+    match question {
+        WitQuestion::Elicit((message, schema)) => message.len() + schema.len(),
+        WitQuestion::ElicitUrl((message, url)) => message.len() + url.len(),
+        WitQuestion::Sample(request) => request.len(),
+        WitQuestion::ListRoots => 0,
+    }
+}
+
+/// A form elicitation from the guest's message and schema text.
+fn form(message: String, requested_schema: &str) -> Result<ElicitRequestParams, RequestError> {
+    let schema: Value = serde_json::from_str(requested_schema)
+        .map_err(|err| RequestError::Failed(format!("requested-schema is not JSON: {err}")))?;
+    form_params(message, schema).map_err(|err| {
+        RequestError::Failed(format!("requested-schema is not a schema MCP elicitation allows: {err}"))
+    })
+}
+
+/// A sampling request from the guest's JSON text.
+fn sampling(request: &str) -> Result<CreateMessageRequestParams, RequestError> {
+    serde_json::from_str(request)
+        .map_err(|err| RequestError::Failed(format!("not a sampling/createMessage request: {err}")))
+}
+
+/// The contract's form of the user's answer to an elicitation.
+fn elicit_response(result: ElicitResult) -> ElicitResponse {
+    match result.action {
+        ElicitationAction::Accept => {
+            ElicitResponse::Accept(result.content.unwrap_or_else(|| json!({})).to_string())
+        }
+        ElicitationAction::Decline => ElicitResponse::Decline,
+        // Cancel, and any action a later protocol adds: not an answer.
+        _ => ElicitResponse::Cancel,
+    }
+}
+
+/// The contract's form of the client's roots.
+fn roots(result: ListRootsResult) -> Vec<Root> {
+    result.roots.into_iter().map(|root| Root { uri: root.uri, name: root.name }).collect()
 }
 
 /// The contract's word for why a question got no answer.

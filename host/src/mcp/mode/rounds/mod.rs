@@ -183,7 +183,7 @@ impl Execution {
         }
         // A call pauses again only after its answer, so nothing is queued here.
         if let std::task::Poll::Ready(Some(pause)) = self.pauses.poll_recv(&mut cx) {
-            tracing::warn!(tool = %self.tool, key = %pause.key, "a parked call asked a second question at once");
+            tracing::warn!(tool = %self.tool, questions = pause.questions.len(), "a parked call paused twice at once");
         }
     }
 }

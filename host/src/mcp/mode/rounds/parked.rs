@@ -32,12 +32,11 @@ use crate::stats::{Live, Stats};
 /// The queue refuses deadlines past ~2 years; no lease needs a year.
 const LONGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
 
-/// A paused call and what its answer unblocks.
+/// A paused call and what its answers unblock.
 struct Lease {
     execution: Execution,
-    /// The key the answer comes under in `inputResponses`.
-    key: String,
-    answer: oneshot::Sender<Value>,
+    /// Each question's key in `inputResponses`, and where its answer goes.
+    answers: Vec<(String, oneshot::Sender<Value>)>,
     /// Its entry in `Leases::expiries`, removed when the call is resumed first.
     expiry: delay_queue::Key,
     _counted: Live,
@@ -142,9 +141,13 @@ impl PausedCalls {
         if leases.sweeper.is_none() {
             leases.sweeper = Some(tokio::spawn(Self::sweep(Arc::downgrade(self))).abort_handle());
         }
-        let requests = InputRequests::from([(pause.key.clone(), pause.request)]);
-        let lease =
-            Lease { execution, key: pause.key, answer: pause.answer, expiry, _counted: self.stats.lease() };
+        let mut requests = InputRequests::new();
+        let mut answers = Vec::with_capacity(pause.questions.len());
+        for question in pause.questions {
+            requests.insert(question.key.clone(), question.request);
+            answers.push((question.key, question.answer));
+        }
+        let lease = Lease { execution, answers, expiry, _counted: self.stats.lease() };
         leases.by_id.insert(id.clone(), lease);
         CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(id)))
     }
@@ -192,11 +195,12 @@ impl PausedCalls {
                 }
             }
         };
-        // No answer under the key asked: the user gave none, which is not a yes.
-        let answer = responses
-            .and_then(|mut responses| responses.remove(&lease.key))
-            .unwrap_or_else(|| json!({ "action": "cancel" }));
-        let _ = lease.answer.send(answer);
+        // No answer under a key asked: the user gave none, which is not a
+        // yes. Keys the call did not ask are ignored.
+        let mut responses = responses.unwrap_or_default();
+        for (key, answer) in lease.answers {
+            let _ = answer.send(responses.remove(&key).unwrap_or_else(|| json!({ "action": "cancel" })));
+        }
         self.drive(lease.execution, request).await
     }
 }

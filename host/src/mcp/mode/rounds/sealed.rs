@@ -19,7 +19,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Execution, Step};
-use crate::ask::{AnswerBook, Pause};
+use crate::ask::{AnswerBook, Pause, PausedQuestion};
 use crate::call::Share;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
@@ -62,19 +62,23 @@ impl Sealing {
 
     /// Seals the call's state at `pause` into the result, and stops the call.
     fn hand_off(&self, execution: &Execution, pause: Pause, stats: &Stats) -> CallToolResponse {
-        let Pause { key, request, question, answered, answer, lease } = pause;
-        let mut state = self.keys.paused(answered, Pending { question, key: key.clone() });
+        let Pause { questions, answered, lease } = pause;
+        let mut requests = InputRequests::new();
+        let mut pending = Vec::with_capacity(questions.len());
+        // Nobody answers here: dropping each answer's sender ends the
+        // guest's wait, and the signal says why the call stops.
+        for PausedQuestion { key, request, question, answer: _ } in questions {
+            pending.push(Pending { question, key: key.clone() });
+            requests.insert(key, request);
+        }
+        let mut state = self.keys.paused(answered, pending);
         state.trace = self.trace.clone();
         let sealed = self.keys.seal(&state, &self.binding, lease);
-        // Nobody answers here: dropping the answer's sender ends the
-        // guest's wait, and the signal says why the call stops.
-        drop(answer);
         match sealed {
             Ok(sealed) => {
                 execution.signals.handed_off.cancel();
                 stats.metrics().request_state("sealed");
-                tracing::debug!(tool = %execution.tool, %key, "paused call handed to the client, sealed");
-                let requests = InputRequests::from([(key, request)]);
+                tracing::debug!(tool = %execution.tool, questions = requests.len(), "paused call handed to the client, sealed");
                 CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed)))
             }
             Err(err) => {
@@ -104,7 +108,7 @@ pub(super) async fn reopen(
     let shared = &server.caller.shared;
     let plan = shared.loaded_tools(&context.ct).await?.plan(request, &shared.runner).await?.admitted(share);
     let metrics = shared.runner.stats().metrics();
-    let state = keys.redeem(state, &binding(&plan, context)).map_err(|err| {
+    let mut state = keys.redeem(state, &binding(&plan, context)).map_err(|err| {
         metrics.request_state("refused");
         tracing::info!(tool = %plan.spec().name, "follow-up refused: {err}");
         McpError::invalid_params(err.to_string(), None)
@@ -115,15 +119,16 @@ pub(super) async fn reopen(
     tracing::info!(
         tool = %plan.spec().name,
         paused_by = %state.origin,
-        answers = state.answered.len() + 1,
+        answers = state.answered.len() + state.pending().count(),
         "continuing a paused call from its sealed state: running it again"
     );
-    // No answer under the key asked: the user gave none, which is not a yes.
-    let answer = responses
-        .and_then(|mut responses| responses.remove(&state.pending.key))
-        .unwrap_or_else(|| json!({ "action": "cancel" }));
-    let mut answers = state.answered;
-    answers.push(Answered { question: state.pending.question, answer });
+    // No answer under a key asked: the user gave none, which is not a yes.
+    let mut responses = responses.unwrap_or_default();
+    let mut answers = std::mem::take(&mut state.answered);
+    for pending in state.into_pending() {
+        let answer = responses.remove(&pending.key).unwrap_or_else(|| json!({ "action": "cancel" }));
+        answers.push(Answered { question: pending.question, answer });
+    }
     Ok((plan, AnswerBook::new(answers)))
 }
 

@@ -1,0 +1,171 @@
+//! The fixture tools of the suite's 2026-07-28 scenarios
+//! (`input-required-result-*`, and `server-stateless`'s
+//! `test_missing_capability` and `test_streaming_elicitation`): tools that
+//! ask the client for input, once, several times at once, or over several
+//! rounds. On 2026-07-28 each question reaches the client in an
+//! `input_required` result under the key named here; on earlier sessions
+//! the same tools send requests.
+
+use mcp_tool::{Answer, CallResult, Context, Error, Question, Reply, RequestError, Result, Tool};
+use serde_json::{Value, json};
+
+use crate::Empty;
+
+/// A form asking for one string field `field`.
+fn form(message: &str, field: &str) -> Question {
+    Question::Form {
+        message: message.to_string(),
+        schema: json!({
+            "type": "object",
+            "properties": { field: { "type": "string" } },
+            "required": [field]
+        }),
+    }
+}
+
+/// A request for the client's model asking `text`.
+fn sample(text: &str, max_tokens: u32) -> Question {
+    Question::sample(&json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
+        "maxTokens": max_tokens
+    }))
+}
+
+/// Asks `question` alone, under `key`.
+fn ask_one(cx: &Context, key: &str, question: Question) -> std::result::Result<Reply, RequestError> {
+    cx.ask(&[(key, question)]).pop().unwrap_or(Err(RequestError::Unsupported))
+}
+
+/// What a reply says, in a line.
+fn said(reply: &std::result::Result<Reply, RequestError>, field: &str) -> String {
+    match reply {
+        Ok(Reply::Elicit(Answer::Accept(form))) => form[field].as_str().unwrap_or_default().to_string(),
+        Ok(Reply::Elicit(Answer::Decline)) => "(declined)".to_string(),
+        Ok(Reply::Elicit(Answer::Cancel)) => "(cancelled)".to_string(),
+        Ok(Reply::Sample(result)) => result["content"]["text"].as_str().unwrap_or_default().to_string(),
+        Ok(Reply::Roots(roots)) => roots.iter().map(|root| root.uri.as_str()).collect::<Vec<_>>().join(", "),
+        Err(err) => format!("(no answer: {err})"),
+    }
+}
+
+/// A tool of the suite that takes no arguments.
+macro_rules! asking {
+    ($tool:ident, $name:literal, $description:literal, |$cx:ident| $body:expr) => {
+        pub(crate) struct $tool;
+
+        impl Tool for $tool {
+            const NAME: &'static str = $name;
+            const DESCRIPTION: &'static str = $description;
+            type Args = Empty;
+            type Output = CallResult;
+
+            fn call($cx: &Context, _: Empty) -> Result<CallResult> {
+                $body
+            }
+        }
+    };
+}
+
+asking!(InputElicitation, "test_input_required_result_elicitation", "Asks the user's name", |cx| {
+    let reply = ask_one(cx, "user_name", form("What is your name?", "name"));
+    Ok(CallResult::text(format!("Hello, {}!", said(&reply, "name"))))
+});
+
+asking!(InputSampling, "test_input_required_result_sampling", "Asks the client's model a question", |cx| {
+    let reply = ask_one(cx, "capital_question", sample("What is the capital of France?", 100));
+    Ok(CallResult::text(format!("The model said: {}", said(&reply, ""))))
+});
+
+asking!(InputListRoots, "test_input_required_result_list_roots", "Asks the client for its roots", |cx| {
+    let reply = ask_one(cx, "client_roots", Question::Roots);
+    Ok(CallResult::text(format!("Roots: {}", said(&reply, ""))))
+});
+
+asking!(InputRequestState, "test_input_required_result_request_state", "Asks for a confirmation", |cx| {
+    let confirm = Question::Form {
+        message: "Please confirm".to_string(),
+        schema: json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] }),
+    };
+    // The host keeps the call where it paused (or seals its state): being
+    // here again means the requestState it handed out came back intact.
+    let confirmed = match ask_one(cx, "confirm", confirm) {
+        Ok(Reply::Elicit(Answer::Accept(form))) => form["ok"] == Value::Bool(true),
+        _ => false,
+    };
+    Ok(CallResult::text(format!("state-ok: confirmed={confirmed}")))
+});
+
+asking!(
+    InputTamperedState,
+    "test_input_required_result_tampered_state",
+    "Asks for a confirmation; a tampered requestState is refused by the host",
+    |cx| {
+        let reply = ask_one(cx, "confirm", form("Please confirm", "ok"));
+        Ok(CallResult::text(format!("confirmed: {}", said(&reply, "ok"))))
+    }
+);
+
+asking!(
+    InputMultiple,
+    "test_input_required_result_multiple_inputs",
+    "Asks for a name, a greeting from the model and the client's roots at once",
+    |cx| {
+        let replies = cx.ask(&[
+            ("user_name", form("What is your name?", "name")),
+            ("greeting", sample("Generate a greeting", 50)),
+            ("client_roots", Question::Roots),
+        ]);
+        Ok(CallResult::text(format!(
+            "name: {}; greeting: {}; roots: {}",
+            said(&replies[0], "name"),
+            said(&replies[1], ""),
+            said(&replies[2], "")
+        )))
+    }
+);
+
+asking!(
+    InputMultiRound,
+    "test_input_required_result_multi_round",
+    "Asks two questions, one after the other",
+    |cx| {
+        let name = ask_one(cx, "step1", form("Step 1: What is your name?", "name"));
+        let color = ask_one(cx, "step2", form("Step 2: What is your favorite color?", "color"));
+        Ok(CallResult::text(format!("{} likes {}", said(&name, "name"), said(&color, "color"))))
+    }
+);
+
+asking!(
+    InputCapabilities,
+    "test_input_required_result_capabilities",
+    "Asks a form and the client's model at once: only what the client declared is sent",
+    |cx| {
+        let replies = cx.ask(&[
+            ("user_name", form("What is your name?", "name")),
+            ("capital_question", sample("What is the capital of France?", 100)),
+        ]);
+        Ok(CallResult::text(format!("name: {}; model: {}", said(&replies[0], "name"), said(&replies[1], ""))))
+    }
+);
+
+asking!(
+    MissingCapability,
+    "test_missing_capability",
+    "Needs the client's model (sampling); fails without it",
+    |cx| {
+        match cx.sample(&json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": "Say hello" } }],
+            "maxTokens": 20
+        })) {
+            Ok(answer) => Ok(CallResult::text(answer["content"]["text"].as_str().unwrap_or_default())),
+            // The host tells a 2026-07-28 client which capability was missing.
+            Err(RequestError::Unsupported) => Err(Error::Failed("this tool needs sampling".into())),
+            Err(err) => Err(err.into()),
+        }
+    }
+);
+
+asking!(StreamingElicitation, "test_streaming_elicitation", "Asks the user a question mid-call", |cx| {
+    let reply = ask_one(cx, "answer", form("What should the tool do?", "answer"));
+    Ok(CallResult::text(format!("The user said: {}", said(&reply, "answer"))))
+});
