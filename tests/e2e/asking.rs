@@ -3,14 +3,18 @@
 //! on 2026-07-28 in one `input_required` result under the tool's keys,
 //! parked here or sealed for another replica; before, as requests side by
 //! side. A tool that fails for want of a capability the client did not
-//! declare gets the client a -32021 that names it, on 2026-07-28.
+//! declare gets the client a -32021 that names it, on 2026-07-28. A
+//! prompt that asks pauses the same way.
 
 // Sampling and roots are deprecated in rmcp by SEP-2577 but still part of
 // every protocol version this host serves.
 #![allow(deprecated)]
 
 use rmcp::ServiceError;
-use rmcp::model::{CallToolResponse, ClientCapabilities, InputRequest, InputResponses};
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities, GetPromptRequestParams, GetPromptResponse, InputRequest,
+    InputResponses,
+};
 use serde_json::json;
 
 use crate::harness::{Host, Start, TestClient, params, text_of};
@@ -145,4 +149,75 @@ async fn a_tool_that_fails_without_an_undeclared_capability_gets_the_client_a_32
     let result = older.call("test_missing_capability", json!({})).await.unwrap();
     assert_eq!(result.is_error, Some(true));
     assert_eq!(text_of(&result), "this tool needs sampling");
+}
+
+const PROMPT: &str = "test_input_required_result_prompt";
+
+/// The one question of a paused prompt: its key and the state.
+fn prompt_paused(response: GetPromptResponse) -> (String, String) {
+    let GetPromptResponse::InputRequired(paused) = response else {
+        panic!("expected a pause, got {response:?}")
+    };
+    let (key, request) = paused.input_requests.unwrap().into_iter().next().unwrap();
+    assert!(matches!(request, InputRequest::Elicitation(_)), "{request:?}");
+    (key, paused.request_state.unwrap())
+}
+
+fn prompt_text(response: GetPromptResponse) -> String {
+    let GetPromptResponse::Complete(result) = response else {
+        panic!("expected the prompt, got {response:?}")
+    };
+    serde_json::to_value(&result.messages).unwrap()[0]["content"]["text"].as_str().unwrap().to_string()
+}
+
+fn context_answer(key: &str) -> InputResponses {
+    InputResponses::from([(
+        key.to_string(),
+        json!({ "action": "accept", "content": { "context": "tests" } }),
+    )])
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_prompt_that_asks_pauses_like_a_tool_call_parked_or_sealed() {
+    // Parked in the host that asked.
+    let host = Host::start(Start::new("everything", &[]).discover()).await;
+    let (key, state) =
+        prompt_paused(host.client.get_prompt_once(GetPromptRequestParams::new(PROMPT)).await.unwrap());
+    assert_eq!(key, "user_context");
+    let follow_up = GetPromptRequestParams::new(PROMPT)
+        .with_input_responses(context_answer(&key))
+        .with_request_state(state);
+    assert_eq!(prompt_text(host.client.get_prompt_once(follow_up).await.unwrap()), "Use this context: tests");
+    assert_eq!(host.wait_until_idle().await["leases"], 0);
+
+    // Sealed, and answered on another replica.
+    let dir = tempfile::tempdir().unwrap();
+    let key_path = key_file(dir.path(), "state.key", &[KEY]);
+    let flags = ["--state-key-file", key_path.to_str().unwrap()];
+    let (asking, answering) = (
+        Host::start(Start::new("everything", &flags).discover()).await,
+        Host::start(Start::new("everything", &flags).discover()).await,
+    );
+    let (key, state) =
+        prompt_paused(asking.client.get_prompt_once(GetPromptRequestParams::new(PROMPT)).await.unwrap());
+    let follow_up = || GetPromptRequestParams::new(PROMPT).with_input_responses(context_answer(&key));
+    let answered =
+        answering.client.get_prompt_once(follow_up().with_request_state(state.clone())).await.unwrap();
+    assert_eq!(prompt_text(answered), "Use this context: tests");
+    // A state is redeemed once, and only for its own prompt.
+    let again = answering.client.get_prompt_once(follow_up().with_request_state(state)).await.unwrap_err();
+    assert!(again.to_string().contains("used already"), "{again}");
+}
+
+#[tokio::test]
+async fn before_2026_a_prompt_that_asks_sends_the_client_a_request() {
+    let client = TestClient::default();
+    client.answer_forms_with(json!({ "context": "tests" }));
+    let host = Host::start(Start::new("everything", &[]).client(client)).await;
+    let result = host.client.peer().get_prompt(GetPromptRequestParams::new(PROMPT)).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&result.messages).unwrap()[0]["content"]["text"],
+        "Use this context: tests"
+    );
+    assert_eq!(host.test_client.events.all(), ["elicit 1: What context should the prompt use?"]);
 }

@@ -80,7 +80,8 @@ async fn resources_templates_prompts_and_completion_are_served() {
             "test_simple_prompt",
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
-            "test_prompt_with_image"
+            "test_prompt_with_image",
+            "test_input_required_result_prompt"
         ]
     );
     let mut with_args = GetPromptRequestParams::new("test_prompt_with_arguments");

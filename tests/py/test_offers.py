@@ -183,6 +183,7 @@ async def test_prompts_with_arguments_and_embedded_media(tmp_path: Path) -> None
             "test_prompt_with_arguments": [("arg1", True), ("arg2", True)],
             "test_prompt_with_embedded_resource": [("resourceUri", True)],
             "test_prompt_with_image": [],
+            "test_input_required_result_prompt": [],
         }
         assert [p.name for p in listed.prompts] == list(arguments), "listed in the component's order"
 

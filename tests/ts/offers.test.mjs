@@ -155,13 +155,14 @@ describe('everything.wasm over stdio: resources, templates, prompts, completion'
     assert.deepEqual(none.values, []);
   });
 
-  test('prompts/list: the four prompts, with their arguments', QUICK_TEST, async () => {
+  test('prompts/list: the five prompts, with their arguments', QUICK_TEST, async () => {
     const { prompts } = await host.client.listPrompts();
     assert.deepEqual(prompts.map((p) => p.name), [
       'test_simple_prompt',
       'test_prompt_with_arguments',
       'test_prompt_with_embedded_resource',
       'test_prompt_with_image',
+      'test_input_required_result_prompt',
     ]);
     const args = new Map(prompts.map((p) => [p.name, (p.arguments ?? []).map((a) => [a.name, a.required])]));
     assert.deepEqual(args.get('test_simple_prompt'), []);

@@ -21,8 +21,8 @@ use offers::{
     StaticText, Template, UpdateWatched, Watched,
 };
 use rounds::{
-    InputCapabilities, InputElicitation, InputListRoots, InputMultiRound, InputMultiple, InputRequestState,
-    InputSampling, InputTamperedState, MissingCapability, StreamingElicitation,
+    InputCapabilities, InputElicitation, InputListRoots, InputMultiRound, InputMultiple, InputPrompt,
+    InputRequestState, InputSampling, InputTamperedState, MissingCapability, StreamingElicitation,
 };
 
 mcp_tool::export!(
@@ -53,7 +53,7 @@ mcp_tool::export!(
     StreamingElicitation;
     resources = [StaticText, StaticBinary, Watched, Spinning];
     templates = [Template];
-    prompts = [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage]
+    prompts = [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, InputPrompt]
 );
 
 /// A 1x1 PNG.

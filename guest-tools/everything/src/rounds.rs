@@ -6,7 +6,9 @@
 //! `input_required` result under the key named here; on earlier sessions
 //! the same tools send requests.
 
-use mcp_tool::{Answer, CallResult, Context, Error, Question, Reply, RequestError, Result, Tool};
+use mcp_tool::{
+    Answer, Args, CallResult, Context, Error, Message, Prompt, Question, Reply, RequestError, Result, Tool,
+};
 use serde_json::{Value, json};
 
 use crate::Empty;
@@ -169,3 +171,17 @@ asking!(StreamingElicitation, "test_streaming_elicitation", "Asks the user a que
     let reply = ask_one(cx, "answer", form("What should the tool do?", "answer"));
     Ok(CallResult::text(format!("The user said: {}", said(&reply, "answer"))))
 });
+
+/// A prompt that asks the user before it answers (`input-required-result-
+/// non-tool-request`): on 2026-07-28 `prompts/get` pauses like a tool call.
+pub(crate) struct InputPrompt;
+
+impl Prompt for InputPrompt {
+    const NAME: &'static str = "test_input_required_result_prompt";
+    const DESCRIPTION: &'static str = "A prompt that asks the user for its context first";
+
+    fn get(cx: &Context, _: &Args) -> Result<Vec<Message>> {
+        let reply = ask_one(cx, "user_context", form("What context should the prompt use?", "context"));
+        Ok(vec![Message::user(format!("Use this context: {}", said(&reply, "context")))])
+    }
+}

@@ -243,7 +243,7 @@ impl ServerHandler for ToolServer {
         // and the duration metric record.
         spans::traced(span, async {
             tools?;
-            self.get_offered(request, &context).await.map(Into::into)
+            self.get_offered(request, &context).await
         })
         .await
     }

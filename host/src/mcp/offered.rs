@@ -11,15 +11,16 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams, GetPromptResult,
-    PromptMessage, Reference, ResourceContents, Role,
+    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, PromptMessage, Reference, ResourceContents, Role,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
+use super::mode::rounds::PromptRun;
 use super::result::content_block;
-use super::{ToolServer, access};
+use super::{ToolServer, access, mode};
 use crate::ask::{CallIdentity, Delivery};
 use crate::call::{CallOutcome, CallSignals};
 use crate::component::{ToolComponent, check_uri};
@@ -61,9 +62,36 @@ impl ToolServer {
     /// `prompts/get`.
     pub(super) async fn get_offered(
         &self,
-        request: GetPromptRequestParams,
+        mut request: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<GetPromptResult, McpError> {
+    ) -> Result<GetPromptResponse, McpError> {
+        let run = self.prompt_run(&request, context).await?;
+        // On 2026-07-28 a prompt that asks the user pauses like a tool call.
+        if mode::rounds::speaks_in_rounds(context) {
+            let span = tracing::Span::current();
+            return match request.request_state.take() {
+                Some(state) => {
+                    mode::rounds::resume_prompt(self, &state, &mut request, run, context, span).await
+                }
+                None => mode::rounds::start_prompt(self, run, context, span).await,
+            };
+        }
+        let identity = CallIdentity { tool: run.operation.label().to_string(), pre_approved: false };
+        let channel = self.caller.channel_for(identity, &run.component, context, Delivery::Requests, None);
+        let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
+        let runner = &self.caller.shared.runner;
+        let outcome =
+            runner.run(&run.component, run.operation, &run.share, signals, channel, None, None).await;
+        prompt_result(&format!("prompt `{}`", run.name), outcome).map(Into::into)
+    }
+
+    /// Checks a `prompts/get` (the prompt, its scopes, its arguments) and
+    /// readies it to run, with a slot of the caller's share.
+    async fn prompt_run(
+        &self,
+        request: &GetPromptRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<PromptRun, McpError> {
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
         let name = request.name.as_str();
         let Some((component, spec)) = tools.catalog.prompt(name) else {
@@ -73,21 +101,21 @@ impl ToolServer {
             ));
         };
         access::check_scopes(name, &component.scopes.for_tool(name), context)?;
-        let given = request.arguments.unwrap_or_default();
+        let given = request.arguments.clone().unwrap_or_default();
         let mut arguments = Vec::with_capacity(given.len());
-        for (key, value) in given {
-            if !spec.arguments.iter().any(|argument| argument.name == key) {
+        for (key, value) in given.iter() {
+            if !spec.arguments.iter().any(|argument| argument.name == *key) {
                 return Err(McpError::invalid_params(
-                    format!("prompt `{name}` has no argument `{}`", escaped_to(&key, 256)),
+                    format!("prompt `{name}` has no argument `{}`", escaped_to(key, 256)),
                     None,
                 ));
             }
             // MCP's prompt arguments are strings; other JSON is passed as its text.
             let value = match value {
-                Value::String(text) => text,
+                Value::String(text) => text.clone(),
                 other => other.to_string(),
             };
-            arguments.push((key, value));
+            arguments.push((key.clone(), value));
         }
         if let Some(missing) = spec
             .arguments
@@ -99,17 +127,14 @@ impl ToolServer {
                 None,
             ));
         }
-        let component = component.clone();
-        let operation = Operation::Prompt { name: name.to_string(), arguments };
-        let what = format!("prompt `{name}`");
-        match self.run_offered(&component, operation, context).await? {
-            CallOutcome::Returned(Ok(result)) => messages(result).map_err(|why| internal(&what, &why)),
-            CallOutcome::Returned(Err(CallError::InvalidArguments(why))) => Err(McpError::invalid_params(
-                format!("{what}: invalid arguments: {}", escaped_to(&why, MAX_MESSAGE)),
-                None,
-            )),
-            other => Err(failure(&what, other)),
-        }
+        let share = access::share(self.caller.shared.fairness.as_ref(), context)?;
+        Ok(PromptRun {
+            name: name.to_string(),
+            arguments: Value::Object(given),
+            component: component.clone(),
+            operation: Operation::Prompt { name: name.to_string(), arguments },
+            share,
+        })
     }
 
     /// `completion/complete`: asked of the component that offers the prompt
@@ -180,6 +205,18 @@ impl ToolServer {
         let channel = self.caller.channel_for(identity, component, context, Delivery::Requests, None);
         let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
         Ok(self.caller.shared.runner.run(component, operation, &share, signals, channel, None, None).await)
+    }
+}
+
+/// A prompt run's outcome (`what` names it in errors) as its messages.
+pub(in crate::mcp) fn prompt_result(what: &str, outcome: CallOutcome) -> Result<GetPromptResult, McpError> {
+    match outcome {
+        CallOutcome::Returned(Ok(result)) => messages(result).map_err(|why| internal(what, &why)),
+        CallOutcome::Returned(Err(CallError::InvalidArguments(why))) => Err(McpError::invalid_params(
+            format!("{what}: invalid arguments: {}", escaped_to(&why, MAX_MESSAGE)),
+            None,
+        )),
+        other => Err(failure(what, other)),
     }
 }
 

@@ -5,6 +5,8 @@
 //! result at once, and the client calls again with the answer and the
 //! `requestState` it was given. The call runs in a task of its own
 //! ([`Execution`]), driven by whichever request currently stands for it.
+//! The same holds for a prompt whose `get-prompt` asks the user
+//! (`prompts/get` in rounds, [`Work::Prompt`]).
 //! Where it waits for the answer depends on `--state-key-file`:
 //!
 //! - [`parked`] (no key): the call stays parked where it asked, in this
@@ -17,18 +19,26 @@
 mod parked;
 mod sealed;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ProtocolVersion};
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, InputRequiredResult, InputResponses, ProtocolVersion,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::ask::{AnswerBook, Delivery, Pause, RoundTrips};
+use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
 use crate::audit::Who;
-use crate::call::CallSignals;
+use crate::call::{CallSignals, Share};
+use crate::component::ToolComponent;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
+use crate::operation::Operation;
 
 pub(in crate::mcp) use parked::PausedCalls;
 
@@ -40,6 +50,85 @@ pub(in crate::mcp) fn speaks_in_rounds(context: &RequestContext<RoleServer>) -> 
         .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
+/// What runs in rounds: a tool call, or a prompt that may ask first.
+pub(in crate::mcp) enum Work {
+    /// A checked, admitted tool call.
+    Tool(CallPlan),
+    /// A checked prompt request.
+    Prompt(PromptRun),
+}
+
+/// A prompt request ready to run: its component, what to run, and the
+/// caller's slot.
+pub(in crate::mcp) struct PromptRun {
+    /// The prompt's name.
+    pub name: String,
+    /// Its arguments as the client sent them (what a sealed state binds).
+    pub arguments: Value,
+    /// The component that offers it.
+    pub component: Arc<ToolComponent>,
+    /// The `get-prompt` to run.
+    pub operation: Operation,
+    /// The caller's slot among its share of calls.
+    pub share: Share,
+}
+
+impl Work {
+    /// The name a follow-up must repeat: a tool's, or `prompts/get NAME`
+    /// (no tool is named with a space).
+    fn label(&self) -> String {
+        match self {
+            Work::Tool(plan) => plan.spec().name.clone(),
+            Work::Prompt(run) => prompt_label(&run.name),
+        }
+    }
+}
+
+/// What a paused prompt is known by in the table of paused calls.
+fn prompt_label(name: &str) -> String {
+    format!("prompts/get {name}")
+}
+
+/// How a call in rounds ended: a tool's response or a prompt's.
+pub(in crate::mcp) enum Finished {
+    /// A tool's response.
+    Tool(CallToolResponse),
+    /// A prompt's messages.
+    Prompt(GetPromptResult),
+}
+
+/// What one request in rounds answers: the end, or a pause.
+pub(in crate::mcp) enum Round {
+    /// The call ended.
+    Finished(Finished),
+    /// The call asks the user first.
+    Input(InputRequiredResult),
+}
+
+impl Round {
+    /// As a `tools/call` response.
+    fn into_tool(self) -> Result<CallToolResponse, McpError> {
+        match self {
+            Round::Finished(Finished::Tool(response)) => Ok(response),
+            Round::Input(input) => Ok(CallToolResponse::InputRequired(input)),
+            Round::Finished(Finished::Prompt(_)) => {
+                Err(McpError::internal_error("a prompt answered a tool call", None))
+            }
+        }
+    }
+
+    /// As a `prompts/get` response.
+    fn into_prompt(self) -> Result<GetPromptResponse, McpError> {
+        match self {
+            Round::Finished(Finished::Prompt(result)) => Ok(GetPromptResponse::Complete(result)),
+            Round::Input(input) => Ok(GetPromptResponse::InputRequired(input)),
+            Round::Finished(Finished::Tool(_)) => {
+                Err(McpError::internal_error("a tool answered a prompt", None))
+            }
+        }
+    }
+}
+
 /// Starts `plan` in a task of its own and drives it for `context`'s
 /// request: its response, or the `input_required` result of its first pause.
 pub(in crate::mcp) async fn start(
@@ -48,7 +137,17 @@ pub(in crate::mcp) async fn start(
     context: &RequestContext<RoleServer>,
     span: tracing::Span,
 ) -> Result<CallToolResponse, McpError> {
-    launch(server, plan, context, span, AnswerBook::default()).await
+    launch(server, Work::Tool(plan), context, span, AnswerBook::default()).await?.into_tool()
+}
+
+/// Starts the prompt `run` in rounds, like [`start`] a call.
+pub(in crate::mcp) async fn start_prompt(
+    server: &ToolServer,
+    run: PromptRun,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<GetPromptResponse, McpError> {
+    launch(server, Work::Prompt(run), context, span, AnswerBook::default()).await?.into_prompt()
 }
 
 /// A follow-up `tools/call` carrying `state` (the `requestState` it was
@@ -64,37 +163,73 @@ pub(in crate::mcp) async fn resume(
         // The call runs again here: it takes a slot of the caller's share.
         let share = access::share(server.caller.shared.fairness.as_ref(), context)?;
         let (plan, book) = sealed::reopen(server, keys, state, request, context, &span, share).await?;
-        return launch(server, plan, context, span, book).await;
+        return launch(server, Work::Tool(plan), context, span, book).await?.into_tool();
     }
     let responses = request.input_responses.take();
-    let paused = &server.calls(context).paused;
-    let owner = access::caller(context).map(|principal| principal.key());
-    paused.resume(state, &request.name, owner.as_deref(), responses, &context.ct).instrument(span).await
+    let name = request.name;
+    resume_parked(server, state, &name, responses, context, span).await?.into_tool()
 }
 
-/// Starts `plan` in a task of its own, `book` holding the answers it was
+/// A follow-up `prompts/get` carrying `state` and the user's answers:
+/// continues that paused prompt. `run` is the follow-up's own prompt,
+/// checked like a new one, for a state that must be run again.
+pub(in crate::mcp) async fn resume_prompt(
+    server: &ToolServer,
+    state: &str,
+    request: &mut GetPromptRequestParams,
+    run: PromptRun,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<GetPromptResponse, McpError> {
+    let responses = request.input_responses.take();
+    if let Some(keys) = &server.caller.shared.state_keys {
+        let book = sealed::reopen_prompt(server, keys, state, &run, responses, context, &span)?;
+        return launch(server, Work::Prompt(run), context, span, book).await?.into_prompt();
+    }
+    resume_parked(server, state, &prompt_label(&run.name), responses, context, span).await?.into_prompt()
+}
+
+/// Hands `responses` to the call parked under `state` and drives it on.
+async fn resume_parked(
+    server: &ToolServer,
+    state: &str,
+    label: &str,
+    responses: Option<InputResponses>,
+    context: &RequestContext<RoleServer>,
+    span: tracing::Span,
+) -> Result<Round, McpError> {
+    let paused = &server.calls(context).paused;
+    let owner = access::caller(context).map(|principal| principal.key());
+    paused.resume(state, label, owner.as_deref(), responses, &context.ct).instrument(span).await
+}
+
+/// Starts `work` in a task of its own, `book` holding the answers it was
 /// given before (a call re-run from its sealed state), and drives it.
 async fn launch(
     server: &ToolServer,
-    plan: CallPlan,
+    work: Work,
     context: &RequestContext<RoleServer>,
     span: tracing::Span,
     book: AnswerBook,
-) -> Result<CallToolResponse, McpError> {
+) -> Result<Round, McpError> {
     let (pauses_tx, pauses) = mpsc::unbounded_channel();
     let (done_tx, done) = oneshot::channel();
     let signals = CallSignals::default();
     let caller = server.caller.clone();
-    let sealing =
-        caller.shared.state_keys.clone().map(|keys| sealed::Sealing::new(keys, &plan, context, &span));
+    let sealing = caller.shared.state_keys.clone().map(|keys| {
+        let binding = match &work {
+            Work::Tool(plan) => sealed::binding(&plan.spec().name, &plan.arguments, context),
+            Work::Prompt(run) => sealed::binding(&prompt_label(&run.name), &run.arguments, context),
+        };
+        sealed::Sealing::new(keys, binding, &span)
+    });
     let rounds = RoundTrips {
         pauses: pauses_tx,
         book: sealing.is_some().then_some(book),
         handed_off: signals.handed_off.clone(),
     };
-    let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), context.meta.get_progress_token());
     let execution = Execution {
-        tool: plan.spec().name.clone(),
+        tool: work.label(),
         owner: access::caller(context).map(|principal| principal.key()),
         pauses,
         done,
@@ -102,13 +237,37 @@ async fn launch(
         early: None,
     };
     let who = Who::of(context);
-    tokio::spawn(
-        async move {
-            let response = caller.execute(&plan, signals, channel, who).await;
-            let _ = done_tx.send(response);
+    match work {
+        Work::Tool(plan) => {
+            let progress = context.meta.get_progress_token();
+            let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), progress);
+            tokio::spawn(
+                async move {
+                    let response = caller.execute(&plan, signals, channel, who).await;
+                    let _ = done_tx.send(response.map(Finished::Tool));
+                }
+                .instrument(span),
+            );
         }
-        .instrument(span),
-    );
+        Work::Prompt(run) => {
+            let identity = CallIdentity { tool: run.operation.label().to_string(), pre_approved: false };
+            let channel =
+                caller.channel_for(identity, &run.component, context, Delivery::Rounds(rounds), None);
+            tokio::spawn(
+                async move {
+                    let what = format!("prompt `{}`", run.name);
+                    let outcome = caller
+                        .shared
+                        .runner
+                        .run(&run.component, run.operation, &run.share, signals, channel, None, None)
+                        .await;
+                    let _ = done_tx
+                        .send(crate::mcp::offered::prompt_result(&what, outcome).map(Finished::Prompt));
+                }
+                .instrument(span),
+            );
+        }
+    }
     match sealing {
         Some(sealing) => sealing.drive(execution, &context.ct, server.caller.shared.runner.stats()).await,
         None => server.calls(context).paused.drive(execution, &context.ct).await,
@@ -118,7 +277,8 @@ async fn launch(
 /// A call running in its own task, driven by whichever request currently
 /// stands for it.
 struct Execution {
-    /// The tool it runs, so a follow-up cannot resume it as another tool.
+    /// The tool it runs (or `prompts/get NAME`), so a follow-up cannot
+    /// resume it as another.
     tool: String,
     /// With `--auth-issuer`: [`crate::auth::Principal::key`] of its caller,
     /// the only one whose follow-up may resume it.
@@ -126,18 +286,18 @@ struct Execution {
     /// Where the call's questions arrive.
     pauses: mpsc::UnboundedReceiver<Box<Pause>>,
     /// The call's response, once it has one.
-    done: oneshot::Receiver<Result<CallToolResponse, McpError>>,
+    done: oneshot::Receiver<Result<Finished, McpError>>,
     /// How to stop it.
     signals: CallSignals,
     /// The call's response if it ended while parked with no request
     /// driving it, taken from its channel by [`Execution::unhook`].
-    early: Option<Result<CallToolResponse, McpError>>,
+    early: Option<Result<Finished, McpError>>,
 }
 
 /// Where a call driven for a request got to.
 enum Step {
     /// It finished (or the request was cancelled, which stopped it).
-    Done(Result<CallToolResponse, McpError>),
+    Done(Result<Finished, McpError>),
     /// It asked the user.
     Paused(Execution, Box<Pause>),
 }
@@ -165,8 +325,8 @@ impl Execution {
     }
 
     fn response(
-        done: Result<Result<CallToolResponse, McpError>, oneshot::error::RecvError>,
-    ) -> Result<CallToolResponse, McpError> {
+        done: Result<Result<Finished, McpError>, oneshot::error::RecvError>,
+    ) -> Result<Finished, McpError> {
         done.unwrap_or_else(|_| Err(McpError::internal_error("the call ended without a response", None)))
     }
 

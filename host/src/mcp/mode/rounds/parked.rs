@@ -18,14 +18,14 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::Poll;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResponse, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{InputRequests, InputRequiredResult, InputResponses};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::time::{DelayQueue, delay_queue};
 
-use super::{Execution, Step};
+use super::{Execution, Round, Step};
 use crate::ask::Pause;
 use crate::stats::{Live, Stats};
 
@@ -122,15 +122,15 @@ impl PausedCalls {
         self: &Arc<Self>,
         execution: Execution,
         request: &CancellationToken,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Round, McpError> {
         match execution.step(request).await {
-            Step::Done(response) => response,
-            Step::Paused(execution, pause) => Ok(self.hold(execution, *pause)),
+            Step::Done(response) => response.map(Round::Finished),
+            Step::Paused(execution, pause) => Ok(Round::Input(self.hold(execution, *pause))),
         }
     }
 
     /// Holds `execution` under a new lease and words the pause for the client.
-    fn hold(self: &Arc<Self>, execution: Execution, pause: Pause) -> CallToolResponse {
+    fn hold(self: &Arc<Self>, execution: Execution, pause: Pause) -> InputRequiredResult {
         // Unguessable: a client cannot resume a call it was not handed. In a
         // session only that session's requests see this table; 2026-07-28
         // over HTTP has no sessions, and there the id is the only key.
@@ -149,7 +149,7 @@ impl PausedCalls {
         }
         let lease = Lease { execution, answers, expiry, _counted: self.stats.lease() };
         leases.by_id.insert(id.clone(), lease);
-        CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(id)))
+        InputRequiredResult::new(Some(requests), Some(id))
     }
 
     /// Stops every paused call (its session ended): each is cancelled as
@@ -174,7 +174,7 @@ impl PausedCalls {
         owner: Option<&str>,
         responses: Option<InputResponses>,
         request: &CancellationToken,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Round, McpError> {
         let lease = {
             let mut leases = self.leases.lock().unwrap();
             // Another caller's paused call is answered as one never paused.

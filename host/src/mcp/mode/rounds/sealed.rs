@@ -10,15 +10,13 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequests, InputRequiredResult,
-};
+use rmcp::model::{CallToolRequestParams, InputRequests, InputRequiredResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Execution, Step};
+use super::{Execution, PromptRun, Round, Step};
 use crate::ask::{AnswerBook, Pause, PausedQuestion};
 use crate::call::Share;
 use crate::mcp::tools::CallPlan;
@@ -36,14 +34,9 @@ pub(super) struct Sealing {
 }
 
 impl Sealing {
-    /// Sealing for `plan`, called by `context`'s client in `span`.
-    pub(super) fn new(
-        keys: Arc<StateKeys>,
-        plan: &CallPlan,
-        context: &RequestContext<RoleServer>,
-        span: &tracing::Span,
-    ) -> Self {
-        Sealing { keys, binding: binding(plan, context), trace: spans::traceparent(span) }
+    /// Sealing for the call `binding` names, run in `span`.
+    pub(super) fn new(keys: Arc<StateKeys>, binding: Binding, span: &tracing::Span) -> Self {
+        Sealing { keys, binding, trace: spans::traceparent(span) }
     }
 
     /// Drives `execution` for the request whose cancellation is `request`:
@@ -53,15 +46,20 @@ impl Sealing {
         execution: Execution,
         request: &CancellationToken,
         stats: &Stats,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Round, McpError> {
         match execution.step(request).await {
-            Step::Done(response) => response,
-            Step::Paused(execution, pause) => Ok(self.hand_off(&execution, *pause, stats)),
+            Step::Done(response) => response.map(Round::Finished),
+            Step::Paused(execution, pause) => self.hand_off(&execution, *pause, stats).map(Round::Input),
         }
     }
 
     /// Seals the call's state at `pause` into the result, and stops the call.
-    fn hand_off(&self, execution: &Execution, pause: Pause, stats: &Stats) -> CallToolResponse {
+    fn hand_off(
+        &self,
+        execution: &Execution,
+        pause: Pause,
+        stats: &Stats,
+    ) -> Result<InputRequiredResult, McpError> {
         let Pause { questions, answered, lease } = pause;
         let mut requests = InputRequests::new();
         let mut pending = Vec::with_capacity(questions.len());
@@ -79,12 +77,11 @@ impl Sealing {
                 execution.signals.handed_off.cancel();
                 stats.metrics().request_state("sealed");
                 tracing::debug!(tool = %execution.tool, questions = requests.len(), "paused call handed to the client, sealed");
-                CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed)))
+                Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
             }
             Err(err) => {
                 execution.signals.unanswered.cancel();
-                let text = format!("tool `{}` cannot pause: {err}", execution.tool);
-                CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(text)]))
+                Err(McpError::internal_error(format!("`{}` cannot pause: {err}", execution.tool), None))
             }
         }
     }
@@ -107,17 +104,49 @@ pub(super) async fn reopen(
     let responses = request.input_responses.take();
     let shared = &server.caller.shared;
     let plan = shared.loaded_tools(&context.ct).await?.plan(request, &shared.runner).await?.admitted(share);
-    let metrics = shared.runner.stats().metrics();
-    let mut state = keys.redeem(state, &binding(&plan, context)).map_err(|err| {
+    let binding = binding(&plan.spec().name, &plan.arguments, context);
+    let book = redeem(server, keys, state, &binding, &plan.spec().name, responses, span)?;
+    Ok((plan, book))
+}
+
+/// Opens the sealed `state` a follow-up `prompts/get` carries, for the
+/// prompt `run` it asks for: the answers to replay.
+pub(super) fn reopen_prompt(
+    server: &ToolServer,
+    keys: &StateKeys,
+    state: &str,
+    run: &PromptRun,
+    responses: Option<InputResponses>,
+    context: &RequestContext<RoleServer>,
+    span: &tracing::Span,
+) -> Result<AnswerBook, McpError> {
+    let label = super::prompt_label(&run.name);
+    let binding = binding(&label, &run.arguments, context);
+    redeem(server, keys, state, &binding, &label, responses, span)
+}
+
+/// Redeems `state` for the call `binding` names (`label` in logs): the
+/// answers it was given before, then `responses` to its open questions.
+fn redeem(
+    server: &ToolServer,
+    keys: &StateKeys,
+    state: &str,
+    binding: &Binding,
+    label: &str,
+    responses: Option<InputResponses>,
+    span: &tracing::Span,
+) -> Result<AnswerBook, McpError> {
+    let metrics = server.caller.shared.runner.stats().metrics();
+    let mut state = keys.redeem(state, binding).map_err(|err| {
         metrics.request_state("refused");
-        tracing::info!(tool = %plan.spec().name, "follow-up refused: {err}");
+        tracing::info!(tool = %label, "follow-up refused: {err}");
         McpError::invalid_params(err.to_string(), None)
     })?;
     spans::continues(span, state.trace.as_deref());
     let same = state.origin == keys.replica();
     metrics.request_state(if same { "resumed-same-replica" } else { "resumed-other-replica" });
     tracing::info!(
-        tool = %plan.spec().name,
+        tool = %label,
         paused_by = %state.origin,
         answers = state.answered.len() + state.pending().count(),
         "continuing a paused call from its sealed state: running it again"
@@ -129,18 +158,19 @@ pub(super) async fn reopen(
         let answer = responses.remove(&pending.key).unwrap_or_else(|| json!({ "action": "cancel" }));
         answers.push(Answered { question: pending.question, answer });
     }
-    Ok((plan, AnswerBook::new(answers)))
+    Ok(AnswerBook::new(answers))
 }
 
-/// What a state of `plan`'s call is bound to: the tool, its arguments,
-/// and the client — its MCP session, if any, and who it is: with
-/// `--auth-issuer` its principal (issuer and subject, so a refreshed token
-/// still continues the call), else its `Authorization` header, if any.
-fn binding(plan: &CallPlan, context: &RequestContext<RoleServer>) -> Binding {
+/// What a state of a call of `name` with `arguments` is bound to: the tool
+/// (or prompt), its arguments, and the client — its MCP session, if any,
+/// and who it is: with `--auth-issuer` its principal (issuer and subject,
+/// so a refreshed token still continues the call), else its
+/// `Authorization` header, if any.
+pub(super) fn binding(name: &str, arguments: &Value, context: &RequestContext<RoleServer>) -> Binding {
     let headers = context.extensions.get::<http::request::Parts>().map(|request| &request.headers);
     let header = |name: &str| headers.and_then(|headers| headers.get(name)).map(|value| value.as_bytes());
     let session = header("mcp-session-id").map(String::from_utf8_lossy);
     let principal = access::caller(context).map(|principal| format!("principal {}", principal.key()));
     let client = principal.as_ref().map(String::as_bytes).or_else(|| header("authorization"));
-    Binding::new(&plan.spec().name, &plan.arguments, session.as_deref(), client)
+    Binding::new(name, arguments, session.as_deref(), client)
 }
