@@ -28,6 +28,7 @@ mod hostile;
 mod hostile_registry;
 mod hostile_uris;
 mod http_bodies;
+mod http_headers;
 mod http_limits;
 mod input_end;
 mod languages;

@@ -40,6 +40,7 @@ mcp_tool::export!(
     ElicitationDefaults,
     ElicitationEnums,
     JsonSchema202012,
+    CustomHeader,
     UpdateWatched,
     InputElicitation,
     InputSampling,
@@ -289,7 +290,8 @@ impl Tool for Elicitation {
 }
 
 /// Declares its input schema by hand: the suite checks that `$schema`,
-/// `$defs` and `$ref` reach the client as written.
+/// `$defs` and `$ref` (SEP-1613), and `$anchor`, `allOf`/`anyOf` and
+/// `if`/`then`/`else` (SEP-2106) reach the client as written.
 struct JsonSchema202012;
 
 impl Tool for JsonSchema202012 {
@@ -304,17 +306,51 @@ impl Tool for JsonSchema202012 {
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
                 }
             },
-            "properties": { "name": { "type": "string" }, "address": { "$ref": "#/$defs/address" } },
+            "properties": {
+                "name": { "type": "string" },
+                "address": { "$ref": "#/$defs/address" },
+                "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+                "phone": { "type": "string" },
+                "email": { "type": "string" }
+            },
+            "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+            "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+            "then": { "required": ["phone"] },
+            "else": { "required": ["email"] },
             "additionalProperties": false
         })
     }
 
     fn call(_cx: &Context, args: Value) -> Result<String> {
         Ok(format!("Received {args}"))
+    }
+}
+
+/// A parameter the client mirrors into an HTTP header (SEP-2243): over HTTP
+/// on 2026-07-28 its `Mcp-Param-Region` header must match the body.
+struct CustomHeader;
+
+impl Tool for CustomHeader {
+    const NAME: &'static str = "test_custom_header";
+    const DESCRIPTION: &'static str = "Echoes a region the client also sends as the Mcp-Param-Region header";
+    type Args = Value;
+    type Output = String;
+
+    fn input_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": { "region": { "type": "string", "x-mcp-header": "Region" } },
+            "required": ["region"]
+        })
+    }
+
+    fn call(_cx: &Context, args: Value) -> Result<String> {
+        Ok(format!("region: {}", args["region"].as_str().unwrap_or_default()))
     }
 }
 

@@ -8,7 +8,7 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
     GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -255,6 +255,14 @@ impl ServerHandler for ToolServer {
     ) -> Result<CompleteResult, McpError> {
         let span = spans::request("completion/complete", &context, self.caller.shared.runner.stats().clone());
         spans::traced(span, self.complete_offered(request, &context)).await
+    }
+
+    /// The tool `name` as listed: over HTTP on 2026-07-28, rmcp checks a
+    /// `tools/call`'s `Mcp-Param-*` headers against the parameters its input
+    /// schema marks with `x-mcp-header` (SEP-2243), and refuses a mismatch
+    /// with -32020 before the call reaches the host.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.caller.shared.tools().listed().iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn list_tools(
