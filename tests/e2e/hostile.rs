@@ -688,3 +688,36 @@ async fn hostile_offers_are_bounded_and_a_neighbour_is_unaffected() {
     let echoed = host.call("echo", json!({ "text": "neighbour" })).await.unwrap();
     assert_eq!(text_of(&echoed), "neighbour");
 }
+
+/// `client.ask` is bounded like one question at a time: keys are checked
+/// before anything is sent (length, characters, once each), a list longer
+/// than the call's `--max-questions` is refused whole, and the questions of
+/// one `ask` share one `--max-question`. The client sees only what passed.
+#[tokio::test]
+async fn questions_asked_at_once_are_bounded_before_any_reaches_the_client() {
+    let host = Host::start(hostile(&["--max-questions", "5"])).await;
+    let asked =
+        |host: &Host| host.test_client.events.all().iter().filter(|e| e.starts_with("elicit")).count();
+
+    let keys = text_of(&host.call("ask_badly", json!({ "kind": "keys" })).await.unwrap());
+    let lines: Vec<&str> = keys.lines().collect();
+    assert_eq!(lines[..2], ["4 answers", "answered"], "{keys}");
+    assert!(lines[2].contains("is not 1 to 64"), "{keys}");
+    assert!(lines[3].contains("used twice"), "{keys}");
+    assert!(lines[4].contains("is not 1 to 64") && lines[4].contains("line\\\\nbreak"), "{keys}");
+    assert_eq!(asked(&host), 1, "only the fair question reached the client");
+
+    let many = text_of(&host.call("ask_badly", json!({ "kind": "many" })).await.unwrap());
+    assert!(many.starts_with("1000 answers\n"), "{}", &many[..200]);
+    assert!(many.lines().skip(1).all(|line| line.contains("--max-questions")), "{}", &many[..400]);
+    assert_eq!(asked(&host), 1, "nothing more reached the client");
+    assert_eq!(host.wait_until_idle().await["open_client_requests"], 0);
+
+    // 16 questions of 64 KiB: within the default 20 questions, over the one
+    // 64 KiB --max-question they share.
+    let host = Host::start(hostile(&[])).await;
+    let bulk = text_of(&host.call("ask_badly", json!({ "kind": "bulk" })).await.unwrap());
+    assert!(bulk.starts_with("16 answers\n"), "{}", &bulk[..200]);
+    assert!(bulk.lines().skip(1).all(|line| line.contains("--max-question)")), "{}", &bulk[..400]);
+    assert_eq!(asked(&host), 0, "none reached the client");
+}

@@ -65,6 +65,10 @@ impl Guest for Hostile {
                 "Asks the user (`kind`: message, schema, url, sample) with a multi-MiB question",
             ),
             tool(
+                "ask_badly",
+                "Asks several questions at once (client.ask) the wrong way (`kind`: keys, many, bulk)",
+            ),
+            tool(
                 "announce_long_uri",
                 "Says the resource at a URI of `kib` KiB changed (client.resource-updated)",
             ),
@@ -235,6 +239,7 @@ impl Guest for Hostile {
                 Ok(text(&format!("printed {mib} MiB")))
             }
             "question_bomb" => question_bomb(args["kind"].as_str().unwrap_or("message")),
+            "ask_badly" => ask_badly(args["kind"].as_str().unwrap_or("keys")),
             "snoop" => Ok(text(&snoop().to_string())),
             "announce_long_uri" => {
                 // `abab…`: a near miss at every place for a template whose
@@ -362,6 +367,35 @@ fn header_hoard(count: u64, per: u64, size: usize) -> Result<CallResult, CallErr
         held.push(fields);
     }
     Ok(text(&format!("holding {count} fields of {per} headers")))
+}
+
+/// Several questions at once, put the wrong way: `keys` (one good key, then
+/// one of 1 000 bytes, the good one again, one with a line break), `many`
+/// (1 000 questions), `bulk` (16 questions of 64 KiB each). Returns each
+/// answer, one per line.
+fn ask_badly(kind: &str) -> Result<CallResult, CallError> {
+    let schema = json!({ "type": "object", "properties": { "answer": { "type": "string" } } }).to_string();
+    let form = |message: &str| client::Question::Elicit((message.to_string(), schema.clone()));
+    let questions: Vec<(String, client::Question)> = match kind {
+        "keys" => vec![
+            ("good".to_string(), form("a fair question")),
+            ("k".repeat(1_000), form("a long key")),
+            ("good".to_string(), form("the same key again")),
+            ("line\nbreak".to_string(), form("a key with a line break")),
+        ],
+        "many" => (0..1_000).map(|n| (format!("q{n}"), form("one of many"))).collect(),
+        "bulk" => (0..16).map(|n| (format!("q{n}"), form(&"b".repeat(64 << 10)))).collect(),
+        other => return Err(CallError::InvalidArguments(format!("no kind `{other}`"))),
+    };
+    let answers = client::ask(&questions);
+    let lines: Vec<String> = answers
+        .iter()
+        .map(|answer| match answer {
+            Ok(_) => "answered".to_string(),
+            Err(err) => format!("refused: {}", format!("{err:?}").chars().take(200).collect::<String>()),
+        })
+        .collect();
+    Ok(text(&format!("{} answers\n{}", answers.len(), lines.join("\n"))))
 }
 
 /// One question of 4 MiB, its bulk in the part `kind` names; returns how

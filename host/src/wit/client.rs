@@ -135,10 +135,13 @@ impl Host for ClientCtxView<'_> {
         // the guest's, which is bounded by `--max-questions` first.
     ) -> wasmtime::Result<Vec<Result<WitAnswer, RequestError>>> {
         let n = questions.len();
-        if n > self.channel.questions_left() as usize {
-            let too_many =
-                || Err(RequestError::Failed(AskError::TooMany(self.channel.max_questions()).to_string()));
-            return Ok((0..n).map(|_| too_many()).collect());
+        let left = self.channel.questions_left();
+        if n > left as usize {
+            let limit = self.channel.max_questions();
+            let refusal = format!(
+                "{n} questions at once, but this call may ask {left} more (--max-questions {limit}); none was sent"
+            );
+            return Ok((0..n).map(|_| Err(RequestError::Failed(refusal.clone()))).collect());
         }
         let size = questions.iter().map(|(key, question)| key.len() + question_size(question)).sum();
         if let Err(too_large) = self.channel.check_question(size) {
