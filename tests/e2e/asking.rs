@@ -221,3 +221,63 @@ async fn before_2026_a_prompt_that_asks_sends_the_client_a_request() {
     );
     assert_eq!(host.test_client.events.all(), ["elicit 1: What context should the prompt use?"]);
 }
+
+/// The answer to `user_name` alone.
+fn name_only() -> InputResponses {
+    InputResponses::from([(
+        "user_name".to_string(),
+        json!({ "action": "accept", "content": { "name": "Alice" } }),
+    )])
+}
+
+/// The other two answers of [`three_answers`].
+fn greeting_and_roots() -> InputResponses {
+    let mut answers = three_answers();
+    answers.remove("user_name");
+    answers
+}
+
+#[tokio::test]
+async fn an_answer_sent_with_the_call_itself_is_used_and_only_the_rest_is_asked_parked_or_sealed() {
+    let first = || params(MULTIPLE, json!({})).with_input_responses(name_only());
+    // Parked here.
+    let host = Host::start(Start::new("everything", &[]).client(asked_anything()).discover()).await;
+    let (questions, state) = paused(host.client.call_tool_once(first()).await.unwrap());
+    let keys: Vec<&str> = questions.iter().map(|(key, _)| key.as_str()).collect();
+    assert_eq!(keys, ["client_roots", "greeting"], "user_name was answered up front");
+    let follow_up =
+        params(MULTIPLE, json!({})).with_input_responses(greeting_and_roots()).with_request_state(state);
+    assert_eq!(
+        completed(host.client.call_tool_once(follow_up).await.unwrap()),
+        "name: Alice; greeting: Hello there; roots: file:///a"
+    );
+
+    // Sealed: the up-front answer travels in the state to the replica that
+    // runs the call again.
+    let dir = tempfile::tempdir().unwrap();
+    let key = key_file(dir.path(), "state.key", &[KEY]);
+    let flags = ["--state-key-file", key.to_str().unwrap()];
+    let replica = || Host::start(Start::new("everything", &flags).client(asked_anything()).discover());
+    let (asking, answering) = (replica().await, replica().await);
+    let (questions, state) = paused(asking.client.call_tool_once(first()).await.unwrap());
+    assert_eq!(questions.len(), 2, "{questions:?}");
+    let follow_up =
+        params(MULTIPLE, json!({})).with_input_responses(greeting_and_roots()).with_request_state(state);
+    assert_eq!(
+        completed(answering.client.call_tool_once(follow_up).await.unwrap()),
+        "name: Alice; greeting: Hello there; roots: file:///a"
+    );
+}
+
+#[tokio::test]
+async fn an_approval_cannot_be_answered_before_it_is_asked() {
+    let host = Host::start(Start::new("demo", &[]).discover()).await;
+    let yes = InputResponses::from([
+        ("approval-1".to_string(), json!({ "action": "accept", "content": { "approve": true } })),
+        ("question-1".to_string(), json!({ "action": "accept", "content": { "approve": true } })),
+    ]);
+    let call = params("delete_records", json!({ "table": "users" })).with_input_responses(yes);
+    let (questions, _) = paused(host.client.call_tool_once(call).await.unwrap());
+    assert_eq!(questions.len(), 1, "the user is still asked: {questions:?}");
+    assert_eq!(host.stderr.count_for_tool("call started", "delete_records"), 0, "nothing ran");
+}

@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientCapabilities, InputRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, InputRequest, InputResponses, LoggingLevel, LoggingMessageNotificationParam,
     ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::Peer;
@@ -152,6 +152,9 @@ pub struct RoundTrips {
     /// Fires when the call's pause was handed to the client in a sealed
     /// state: what stops it then is not a cancel.
     pub handed_off: CancellationToken,
+    /// Answers the client sent with the call itself (`inputResponses` on a
+    /// first request), by the key a tool names in `client.ask`.
+    pub given: InputResponses,
 }
 
 /// A call paused for the user: what to ask, and where the answers go. A

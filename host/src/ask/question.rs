@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use super::{AnswerBook, CallChannel, Delivery, Pause, PausedQuestion, RoundTrips};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
-use crate::request_state::digest as digest_of;
+use crate::request_state::{Answered, digest as digest_of};
 use crate::stats::{Live, Stats};
 
 /// A question for the user, before it is sent one way or another.
@@ -197,14 +197,18 @@ impl CallChannel {
         }
         self.questions_left -= n as u32;
         let kind = if wait.approval { "approval" } else { "question" };
-        let questions: Vec<(String, Question)> = questions
+        // A key the tool named (`client.ask`) may be answered up front;
+        // one the host numbers is the host's own.
+        let questions: Vec<(String, bool, Question)> = questions
             .into_iter()
             .map(|(key, question)| {
                 self.asked += 1;
-                (key.unwrap_or_else(|| format!("{kind}-{}", self.asked)), question)
+                let named = key.is_some() && !wait.approval;
+                (key.unwrap_or_else(|| format!("{kind}-{}", self.asked)), named, question)
             })
             .collect();
         let answers = if matches!(self.delivery, Delivery::Requests) {
+            let questions = questions.into_iter().map(|(key, _, question)| (key, question)).collect();
             self.put_requests(questions, cancellation, wait).await
         } else {
             self.put_paused(questions, cancellation, wait).await
@@ -259,14 +263,14 @@ impl CallChannel {
     /// from its sealed state those a re-run call was answered before.
     async fn put_paused(
         &mut self,
-        questions: Vec<(String, Question)>,
+        questions: Vec<(String, bool, Question)>,
         cancellation: &CallCancellation,
         wait: Wait,
     ) -> Vec<Result<Value, AskError>> {
         let n = questions.len();
         let mut answers: Vec<Option<Result<Value, AskError>>> = (0..n).map(|_| None).collect();
         let mut open = Vec::with_capacity(n);
-        for (index, (key, question)) in questions.into_iter().enumerate() {
+        for (index, (key, named, question)) in questions.into_iter().enumerate() {
             let request = question.into_input_request();
             // Only a sealed call (a state key) recognises its questions: a
             // re-run gets the answers it was given before, in order, without
@@ -279,6 +283,22 @@ impl CallChannel {
                     answers[index] = Some(Ok(answer));
                     continue;
                 }
+            }
+            // An answer the client sent with the call itself, under a key the
+            // tool named (SEP-2322: a client may answer before it is asked).
+            // Checked like any answer (one that is not even an object is
+            // no answer: the question is asked); a sealed call keeps it in
+            // its state.
+            if let Delivery::Rounds(RoundTrips { given, book, .. }) = &mut self.delivery
+                && named
+                && let Some(answer) = given.remove(&key).filter(Value::is_object)
+            {
+                tracing::debug!(tool = %self.identity.tool, %key, "answered up front, with the call");
+                if let Some(book) = book {
+                    book.record(Answered { question: digest, answer: answer.clone() });
+                }
+                answers[index] = Some(Ok(answer));
+                continue;
             }
             open.push((index, PausedKey { key, request, digest }));
         }

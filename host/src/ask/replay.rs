@@ -39,6 +39,12 @@ impl AnswerBook {
         Some(answer)
     }
 
+    /// Records `answered` as used by this run: an answer that came up
+    /// front, with the call, so a later pause's state carries it on.
+    pub fn record(&mut self, answered: Answered) {
+        self.read.push(answered);
+    }
+
     /// The answers this run used, for the state of its next pause.
     pub fn read(&self) -> Vec<Answered> {
         self.read.clone()

@@ -313,6 +313,8 @@ impl ServerHandler for ToolServer {
             let asked = audit.is_on().then(|| {
                 (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default()))
             });
+            // Answers sent with a first call, before any question (2026-07-28).
+            let given = request.input_responses.take();
             let checked = match tools.plan(request, &self.caller.shared.runner).await {
                 Ok(checked) => checked,
                 Err(refusal) => {
@@ -329,7 +331,7 @@ impl ServerHandler for ToolServer {
                 return Ok(mode::task::start(self, plan, &context, span));
             }
             if mode::rounds::speaks_in_rounds(&context) {
-                return mode::rounds::start(self, plan, &context, span).await;
+                return mode::rounds::start(self, plan, &context, span, given).await;
             }
             mode::request::run(self, plan, &context, span).await
         }

@@ -73,7 +73,10 @@ impl ToolServer {
                 Some(state) => {
                     mode::rounds::resume_prompt(self, &state, &mut request, run, context, span).await
                 }
-                None => mode::rounds::start_prompt(self, run, context, span).await,
+                None => {
+                    let given = request.input_responses.take();
+                    mode::rounds::start_prompt(self, run, context, span, given).await
+                }
             };
         }
         let identity = CallIdentity { tool: run.operation.label().to_string(), pre_approved: false };

@@ -136,8 +136,9 @@ pub(in crate::mcp) async fn start(
     plan: CallPlan,
     context: &RequestContext<RoleServer>,
     span: tracing::Span,
+    given: Option<InputResponses>,
 ) -> Result<CallToolResponse, McpError> {
-    launch(server, Work::Tool(plan), context, span, AnswerBook::default()).await?.into_tool()
+    launch(server, Work::Tool(plan), context, span, AnswerBook::default(), given).await?.into_tool()
 }
 
 /// Starts the prompt `run` in rounds, like [`start`] a call.
@@ -146,8 +147,9 @@ pub(in crate::mcp) async fn start_prompt(
     run: PromptRun,
     context: &RequestContext<RoleServer>,
     span: tracing::Span,
+    given: Option<InputResponses>,
 ) -> Result<GetPromptResponse, McpError> {
-    launch(server, Work::Prompt(run), context, span, AnswerBook::default()).await?.into_prompt()
+    launch(server, Work::Prompt(run), context, span, AnswerBook::default(), given).await?.into_prompt()
 }
 
 /// A follow-up `tools/call` carrying `state` (the `requestState` it was
@@ -163,7 +165,7 @@ pub(in crate::mcp) async fn resume(
         // The call runs again here: it takes a slot of the caller's share.
         let share = access::share(server.caller.shared.fairness.as_ref(), context)?;
         let (plan, book) = sealed::reopen(server, keys, state, request, context, &span, share).await?;
-        return launch(server, Work::Tool(plan), context, span, book).await?.into_tool();
+        return launch(server, Work::Tool(plan), context, span, book, None).await?.into_tool();
     }
     let responses = request.input_responses.take();
     let name = request.name;
@@ -184,7 +186,7 @@ pub(in crate::mcp) async fn resume_prompt(
     let responses = request.input_responses.take();
     if let Some(keys) = &server.caller.shared.state_keys {
         let book = sealed::reopen_prompt(server, keys, state, &run, responses, context, &span)?;
-        return launch(server, Work::Prompt(run), context, span, book).await?.into_prompt();
+        return launch(server, Work::Prompt(run), context, span, book, None).await?.into_prompt();
     }
     resume_parked(server, state, &prompt_label(&run.name), responses, context, span).await?.into_prompt()
 }
@@ -204,13 +206,15 @@ async fn resume_parked(
 }
 
 /// Starts `work` in a task of its own, `book` holding the answers it was
-/// given before (a call re-run from its sealed state), and drives it.
+/// given before (a call re-run from its sealed state) and `given` those the
+/// client sent with a first request, and drives it.
 async fn launch(
     server: &ToolServer,
     work: Work,
     context: &RequestContext<RoleServer>,
     span: tracing::Span,
     book: AnswerBook,
+    given: Option<InputResponses>,
 ) -> Result<Round, McpError> {
     let (pauses_tx, pauses) = mpsc::unbounded_channel();
     let (done_tx, done) = oneshot::channel();
@@ -227,6 +231,7 @@ async fn launch(
         pauses: pauses_tx,
         book: sealing.is_some().then_some(book),
         handed_off: signals.handed_off.clone(),
+        given: given.unwrap_or_default(),
     };
     let execution = Execution {
         tool: work.label(),
