@@ -137,6 +137,7 @@ impl ToolServer {
             component: component.clone(),
             operation: Operation::Prompt { name: name.to_string(), arguments },
             share,
+            finish: prompt_result,
         })
     }
 
@@ -212,7 +213,7 @@ impl ToolServer {
 }
 
 /// A prompt run's outcome (`what` names it in errors) as its messages.
-pub(in crate::mcp) fn prompt_result(what: &str, outcome: CallOutcome) -> Result<GetPromptResult, McpError> {
+fn prompt_result(what: &str, outcome: CallOutcome) -> Result<GetPromptResult, McpError> {
     match outcome {
         CallOutcome::Returned(Ok(result)) => messages(result).map_err(|why| internal(what, &why)),
         CallOutcome::Returned(Err(CallError::InvalidArguments(why))) => Err(McpError::invalid_params(

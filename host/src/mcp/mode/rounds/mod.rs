@@ -34,7 +34,7 @@ use tracing::Instrument as _;
 
 use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
 use crate::audit::Who;
-use crate::call::{CallSignals, Share};
+use crate::call::{CallOutcome, CallSignals, Share};
 use crate::component::ToolComponent;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
@@ -71,6 +71,9 @@ pub(in crate::mcp) struct PromptRun {
     pub operation: Operation,
     /// The caller's slot among its share of calls.
     pub share: Share,
+    /// Turns the run's outcome into the prompt's messages (the offering
+    /// module's job, handed in so this module does not import it back).
+    pub finish: fn(&str, CallOutcome) -> Result<GetPromptResult, McpError>,
 }
 
 impl Work {
@@ -266,8 +269,7 @@ async fn launch(
                         .runner
                         .run(&run.component, run.operation, &run.share, signals, channel, None, None)
                         .await;
-                    let _ = done_tx
-                        .send(crate::mcp::offered::prompt_result(&what, outcome).map(Finished::Prompt));
+                    let _ = done_tx.send((run.finish)(&what, outcome).map(Finished::Prompt));
                 }
                 .instrument(span),
             );
