@@ -28,6 +28,7 @@ use crate::plain::{self, PlainCode};
 use crate::sandbox::StoreBudget;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::guest_pool::GuestPool;
+use crate::skills;
 use crate::store::{CallState, ContractCode, Guest, Listing};
 use crate::tiering::{BaselineCode, Compiler};
 use crate::tool_name::MAX_TOOLS;
@@ -187,7 +188,11 @@ impl ToolComponent {
             let mut listing = list(&code, guests)
                 .await
                 .with_context(|| format!("{shown}: listing what it offers (list-tools, list-resources, list-templates, list-prompts) failed"))?;
-            let offers = Offers::from_listing(&mut listing, &name);
+            let mut offers = Offers::from_listing(&mut listing, &name);
+            let served =
+                offers.resources.iter().map(|spec| (spec.uri.as_str(), spec.mime_type.as_deref())).collect();
+            let skills = skills::from_read(std::mem::take(&mut listing.read), &served, &name);
+            offers.add_skills(skills);
             let tools = contract_tools(std::mem::take(&mut listing.tools), &shown.to_string())?;
             (Code::Contract(code), tools, offers)
         } else {
@@ -392,7 +397,8 @@ async fn list(code: &Arc<ContractCode>, guests: &GuestPool) -> Result<Listing> {
         Arc::from("list-tools"),
         channel,
     )?;
-    let run = guests.spawn(async move { guest.list().await });
+    let budget = skills::budget();
+    let run = guests.spawn(async move { guest.list(skills::is_skill_file, &budget).await });
     match tokio::time::timeout(LIST_TOOLS_TIMEOUT, run).await {
         Ok(result) => Ok(result?),
         Err(_) => bail!("it did not return within {LIST_TOOLS_TIMEOUT:?}"),

@@ -32,7 +32,9 @@
 //! Beside the path: [`cli`] and [`config`] (the command line merged with
 //! `--config`), [`reference`] (the command line written out: `docs/cli.md`,
 //! completions, the man page), [`component`] (loading and checking a component, of either
-//! kind: the `mcp:tool` contract, or [`plain`] functions as tools),
+//! kind: the `mcp:tool` contract, or [`plain`] functions as tools) with
+//! [`skills`] (a component's skills, SEP-2640: its `skill://` files read and
+//! hashed at load, then served from that copy),
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
@@ -90,6 +92,7 @@ pub mod scaffold;
 mod schema;
 mod secret_file;
 pub mod shell;
+mod skills;
 mod startup;
 mod stats;
 mod store;

@@ -43,10 +43,6 @@ known_gaps=(
     tasks-status-notifications    # the suite skips its one check itself (pending its subscriptions/listen rewrite)
     tasks-required-task-error     # SEP-2663 not implemented (a task-required tool called plainly gets -32602, not -32021)
     tasks-mrtr-composition        # SEP-2663 not implemented
-    # Skills extension (SEP-2640): not declared, so the suite skips every check
-    sep-2640-skills-directory     # SEP-2640 not implemented
-    sep-2640-skills-enumeration   # SEP-2640 not implemented
-    sep-2640-skills-manifest      # SEP-2640 not implemented
 )
 
 replicas=1

@@ -42,6 +42,7 @@ mod registry_harness;
 mod request_state;
 mod scaffold;
 mod secret_files;
+mod skills;
 mod storm;
 mod tiering;
 mod tls;

@@ -47,7 +47,9 @@ async fn resources_templates_prompts_and_completion_are_served() {
             "test://static-text",
             "test://static-binary",
             "test://watched-resource",
-            "test://spinning-resource"
+            "test://spinning-resource",
+            "skill://release-notes/SKILL.md",
+            "skill://release-notes/references/STYLE.md"
         ]
     );
     let read_text = peer.read_resource(read("test://static-text")).await.unwrap();

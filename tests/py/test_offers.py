@@ -42,7 +42,14 @@ STATUS_URI = "mcp-wasm-host://status"
 WATCHED = "test://watched-resource"
 TEMPLATE = "test://template/{id}/data"
 STATIC_TEXT = "This is the content of the static text resource."
-EVERYTHING_URIS = ["test://static-text", "test://static-binary", WATCHED, "test://spinning-resource"]
+EVERYTHING_URIS = [
+    "test://static-text",
+    "test://static-binary",
+    WATCHED,
+    "test://spinning-resource",
+    "skill://release-notes/SKILL.md",
+    "skill://release-notes/references/STYLE.md",
+]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PATIENCE_S = 20.0
 

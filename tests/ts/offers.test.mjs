@@ -20,7 +20,14 @@ const STATUS_URI = 'mcp-wasm-host://status';
 const WATCHED = 'test://watched-resource';
 const TEMPLATE = 'test://template/{id}/data';
 const STATIC_TEXT = 'This is the content of the static text resource.';
-const EVERYTHING_URIS = ['test://static-text', 'test://static-binary', WATCHED, 'test://spinning-resource'];
+const EVERYTHING_URIS = [
+  'test://static-text',
+  'test://static-binary',
+  WATCHED,
+  'test://spinning-resource',
+  'skill://release-notes/SKILL.md',
+  'skill://release-notes/references/STYLE.md',
+];
 
 /** Serves `components` over stdio and connects a client. The host logs one
  * JSON object per line; `debug` adds the "call started" events. Every

@@ -17,8 +17,8 @@ mod offers;
 mod rounds;
 
 use offers::{
-    PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, SimplePrompt, Spinning, StaticBinary,
-    StaticText, Template, UpdateWatched, Watched,
+    PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ReleaseNotesSkill, ReleaseNotesStyle,
+    SimplePrompt, Spinning, StaticBinary, StaticText, Template, UpdateWatched, Watched,
 };
 use rounds::{
     InputCapabilities, InputElicitation, InputListRoots, InputMultiRound, InputMultiple, InputPrompt,
@@ -52,7 +52,7 @@ mcp_tool::export!(
     InputCapabilities,
     MissingCapability,
     StreamingElicitation;
-    resources = [StaticText, StaticBinary, Watched, Spinning];
+    resources = [StaticText, StaticBinary, Watched, Spinning, ReleaseNotesSkill, ReleaseNotesStyle];
     templates = [Template];
     prompts = [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, InputPrompt]
 );

@@ -177,3 +177,16 @@ impl Prompt for PromptWithImage {
         ])
     }
 }
+
+// A skill (SEP-2640) with a file below its root, as the skills scenarios
+// expect: the host serves it from these bytes, hashed at load.
+mcp_tool::skill_file!(
+    ReleaseNotesSkill,
+    "release-notes/SKILL.md",
+    include_str!("../skills/release-notes/SKILL.md")
+);
+mcp_tool::skill_file!(
+    ReleaseNotesStyle,
+    "release-notes/references/STYLE.md",
+    include_str!("../skills/release-notes/references/STYLE.md")
+);

@@ -34,6 +34,52 @@ fn long_templates() -> Vec<(String, String)> {
     (0..250).map(|n| (format!("hostile://{{x}}{}c{n}", "ab".repeat(1000)), format!("long-{n}"))).collect()
 }
 
+/// Skills (SEP-2640), read by the host at load: `fine` is served (and its
+/// `now.txt` differs at every read, so only the copy hashed at load can
+/// match its digest); each other one is left out for what is wrong with it.
+/// `too-big` last: its files together pass the host's budget for a
+/// component's skill files.
+const SKILL_FILES: &[&str] = &[
+    "skill://fine/SKILL.md",
+    "skill://fine/now.txt",
+    "skill://misnamed/SKILL.md",
+    "skill://alias-bomb/SKILL.md",
+    "skill://unreadable/SKILL.md",
+    "skill://unreadable/gone.txt",
+    "skill://bad--name/SKILL.md",
+    "skill://too-big/SKILL.md",
+    "skill://too-big/a.txt",
+    "skill://too-big/b.txt",
+];
+
+fn skill_file(uri: &str) -> Result<String, ReadError> {
+    let manifest = |name: &str| {
+        format!("---\nname: {name}\ndescription: A skill of the hostile component.\n---\nBody.\n")
+    };
+    Ok(match uri {
+        "skill://fine/SKILL.md" => manifest("fine"),
+        "skill://fine/now.txt" => {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            format!("{}", now.as_nanos())
+        }
+        "skill://misnamed/SKILL.md" => manifest("other"),
+        "skill://alias-bomb/SKILL.md" => {
+            // 500 values under one anchor, expanded 3 000 times.
+            let mut text = String::from("---\nname: alias-bomb\ndescription: d\nl: &l [");
+            text.push_str(&"1,".repeat(500));
+            text.push_str("1]\nm: [");
+            text.push_str(&"*l,".repeat(3000));
+            text.push_str("*l]\n---\n");
+            text
+        }
+        "skill://unreadable/SKILL.md" => manifest("unreadable"),
+        "skill://unreadable/gone.txt" => return Err(ReadError::Failed("gone".into())),
+        "skill://bad--name/SKILL.md" => manifest("bad--name"),
+        "skill://too-big/SKILL.md" => manifest("too-big"),
+        _ => "x".repeat(10 << 20),
+    })
+}
+
 impl resources::Guest for Hostile {
     fn list_resources() -> Vec<ResourceInfo> {
         let mut list = vec![
@@ -50,6 +96,7 @@ impl resources::Guest for Hostile {
         if cfg!(feature = "shadow") {
             list.insert(0, resource("test://template/secret/data".into(), "shadow"));
         }
+        list.extend(SKILL_FILES.iter().map(|uri| resource(uri.to_string(), "skill-file")));
         list.extend((0..MANY).map(|n| resource(format!("hostile://many/{n}"), "many")));
         list
     }
@@ -86,6 +133,10 @@ impl resources::Guest for Hostile {
         };
         if uri == "hostile://ok" {
             return Ok(vec![text(uri, "fine".into())]);
+        }
+        if SKILL_FILES.contains(&uri.as_str()) {
+            let body = skill_file(&uri)?;
+            return Ok(vec![text(uri, body)]);
         }
         if uri.starts_with("hostile://spin/") {
             spin_forever();

@@ -79,6 +79,7 @@ pub mod __private {
         Entry, PromptEntry, ResourceEntry, TemplateEntry, call, complete, get_prompt, list_prompts,
         list_resources, list_templates, list_tools, read,
     };
+    pub use crate::offers::skill_mime_type;
 }
 
 pub use context::{Answer, Context, Declined, Question, Reply};

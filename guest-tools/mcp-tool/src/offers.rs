@@ -41,6 +41,84 @@ pub trait Resource: 'static {
     fn read(cx: &Context) -> Result<ResourceBody>;
 }
 
+/// A file of a skill (SEP-2640) the component ships: a [`Resource`] at
+/// `skill://PATH` whose text is given (usually with `include_str!`).
+///
+/// A skill is a directory of files under `skill://`: its `SKILL.md`, whose
+/// YAML frontmatter holds the skill's `name` (the directory's own name:
+/// 1 to 64 of `a-z 0-9 -`) and a `description` saying when to use it, and
+/// any files beside it or below it. Export each file as a resource; the
+/// host reads them once when it loads the component, hashes them, and
+/// serves them under the skills extension (`skills/list`, `skills/get`,
+/// `resources/directory/read`) as well as `resources/read`. The MIME type
+/// follows the file's extension (`.md`, `.txt`, `.json`, `.py`, ...).
+///
+/// ```no_run
+/// mcp_tool::skill_file!(
+///     GreetingSkill,
+///     "greeting/SKILL.md",
+///     "---\nname: greeting\ndescription: Greets someone warmly by name.\n---\nSay hello, then their name.\n"
+/// );
+/// # mcp_tool::export!(; resources = [GreetingSkill]);
+/// ```
+#[macro_export]
+macro_rules! skill_file {
+    ($name:ident, $path:literal, $text:expr $(,)?) => {
+        /// A file of a skill, served at `skill://` and its path.
+        pub struct $name;
+
+        impl $crate::Resource for $name {
+            const URI: &'static str = concat!("skill://", $path);
+            const NAME: &'static str = $path;
+            const MIME_TYPE: Option<&'static str> = $crate::__private::skill_mime_type($path);
+
+            fn read(_: &$crate::Context) -> $crate::Result<$crate::ResourceBody> {
+                Ok($crate::ResourceBody::Text(::std::string::String::from($text)))
+            }
+        }
+    };
+}
+
+/// The MIME type of a skill file, by its extension.
+#[doc(hidden)]
+pub const fn skill_mime_type(path: &str) -> Option<&'static str> {
+    const TYPES: &[(&str, &str)] = &[
+        (".md", "text/markdown"),
+        (".txt", "text/plain"),
+        (".json", "application/json"),
+        (".yaml", "application/yaml"),
+        (".yml", "application/yaml"),
+        (".toml", "application/toml"),
+        (".py", "text/x-python"),
+        (".js", "text/javascript"),
+        (".sh", "application/x-sh"),
+        (".html", "text/html"),
+        (".csv", "text/csv"),
+    ];
+    let path = path.as_bytes();
+    let mut at = 0;
+    while at < TYPES.len() {
+        let (extension, mime_type) = TYPES[at];
+        let extension = extension.as_bytes();
+        if path.len() >= extension.len() {
+            let start = path.len() - extension.len();
+            let mut same = true;
+            let mut i = 0;
+            while i < extension.len() {
+                if path[start + i].to_ascii_lowercase() != extension[i] {
+                    same = false;
+                }
+                i += 1;
+            }
+            if same {
+                return Some(mime_type);
+            }
+        }
+        at += 1;
+    }
+    None
+}
+
 /// A family of resources whose URIs follow a template (`db://orders/{id}`:
 /// each `{name}` matches one URI segment or part of one).
 pub trait ResourceTemplate: 'static {

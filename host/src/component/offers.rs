@@ -9,7 +9,10 @@
 
 use crate::contract::prompts_export::PromptInfo;
 use crate::contract::resources_export::{ResourceInfo, ResourceTemplate};
+use std::sync::Arc;
+
 use crate::log_text::escaped;
+use crate::skills::Skill;
 use crate::store::Listing;
 use crate::tool_name;
 
@@ -83,6 +86,8 @@ pub struct Offers {
     pub prompts: Vec<PromptSpec>,
     /// It exports `completion`.
     pub completes: bool,
+    /// Its skills, each file one of `resources` (read at load).
+    pub skills: Vec<Arc<Skill>>,
 }
 
 impl Offers {
@@ -127,7 +132,25 @@ impl Offers {
                 "more items left out"
             );
         }
-        Offers { resources, templates, prompts, completes: listing.completes }
+        Offers { resources, templates, prompts, completes: listing.completes, skills: Vec::new() }
+    }
+
+    /// Serves `skills`, and describes their files as the extension says: a
+    /// `SKILL.md` listed under its frontmatter's name and description, as
+    /// `text/markdown`, and every file with its size.
+    pub fn add_skills(&mut self, skills: Vec<Arc<Skill>>) {
+        for skill in &skills {
+            for spec in &mut self.resources {
+                let Some(file) = skill.file(&spec.uri) else { continue };
+                spec.size = Some(file.size());
+                spec.mime_type = file.mime_type.clone();
+                if spec.uri == skill.uri {
+                    spec.name = skill.name().to_owned();
+                    spec.description = Some(skill.description().to_owned());
+                }
+            }
+        }
+        self.skills = skills;
     }
 
     /// Applies the component's `prefix` to its prompts' names.

@@ -1,4 +1,4 @@
-//! The resources, resource templates and prompts of every loaded
+//! The resources, resource templates, prompts and skills of every loaded
 //! component, merged: the lists clients see and the route from a URI or a
 //! prompt name to the component that serves it. Built with the tools
 //! (`super::tools::Tools`), immutable, rebuilt on a reload.
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use rmcp::model::{Prompt, PromptArgument, Resource, ResourceTemplate};
 
+use super::skills::SkillCatalog;
 use crate::component::{PromptSpec, ToolComponent};
 
 /// Every component's resources, templates and prompts.
@@ -25,6 +26,8 @@ pub(super) struct Catalog {
     listed_prompts: Vec<(Prompt, Arc<[String]>)>,
     /// Some component exports `completion`.
     pub(super) completes: bool,
+    /// Every component's skills.
+    pub(super) skills: SkillCatalog,
 }
 
 impl Catalog {
@@ -69,6 +72,7 @@ impl Catalog {
                 catalog.listed_prompts.push((mcp_prompt(spec), scopes));
             }
             catalog.completes |= offers.completes;
+            catalog.skills.add(component);
         }
         catalog.refuse_shadowed_templates()?;
         Ok(catalog)

@@ -5,10 +5,12 @@
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
+    GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, SKILLS_EXTENSION_ID,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -46,6 +48,13 @@ impl ServerHandler for ToolServer {
         }
         if maybe || tools.catalog.completes {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
+        }
+        if maybe || !tools.catalog.skills.is_empty() {
+            // SEP-2640, with `resources/directory/read`; skill files are
+            // resources, and `resources` is always declared.
+            let settings = serde_json::json!({ "directoryRead": true });
+            let Value::Object(settings) = settings else { unreachable!("an object") };
+            capabilities.extensions.get_or_insert_default().insert(SKILLS_EXTENSION_ID.into(), settings);
         }
         if watching {
             // With --watch, the lists change when a component is reloaded.
@@ -96,6 +105,47 @@ impl ServerHandler for ToolServer {
             let mut resources = status::list();
             resources.extend(tools.catalog.resources_for(granted));
             Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
+        })
+        .await
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        let span = spans::request("skills/list", &context, self.caller.shared.runner.stats().clone());
+        spans::traced(span, async { Ok(self.cacheable(self.list_offered_skills(&context).await?, &context)) })
+            .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        let span = spans::request("skills/get", &context, self.caller.shared.runner.stats().clone());
+        spans::resource(&span, &request.uri);
+        spans::traced(span, async {
+            uri_within_bounds(&request.uri)?;
+            let got = self.get_offered_skill(&request.uri, &context).await?;
+            Ok(self.cacheable(got, &context))
+        })
+        .await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        let span =
+            spans::request("resources/directory/read", &context, self.caller.shared.runner.stats().clone());
+        spans::resource(&span, &request.uri);
+        spans::traced(span, async {
+            uri_within_bounds(&request.uri)?;
+            let children = self.read_skill_directory(&request.uri, &context).await?;
+            Ok(self.cacheable(children, &context))
         })
         .await
     }

@@ -4,7 +4,8 @@
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CacheScope, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    CacheScope, GetSkillResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult,
 };
 use rmcp::service::RequestContext;
 
@@ -29,7 +30,14 @@ macro_rules! cacheable {
     )*};
 }
 
-cacheable!(ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult);
+cacheable!(
+    ListToolsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListPromptsResult,
+    ListSkillsResult,
+    GetSkillResult
+);
 
 impl ToolServer {
     /// `list` with the cache hints its protocol version requires: none

@@ -27,6 +27,7 @@ mod loading;
 mod mode;
 mod offered;
 mod result;
+mod skills;
 mod status;
 mod subscriptions;
 mod tools;

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::mode::rounds::PromptRun;
 use super::result::content_block;
+use super::skills::{self, SkillCatalog};
 use super::{ToolServer, access, mode};
 use crate::ask::{CallIdentity, Delivery};
 use crate::call::{CallOutcome, CallSignals};
@@ -47,6 +48,9 @@ impl ToolServer {
             ));
         };
         access::check_scopes(uri, &component.scopes.every_tool, context)?;
+        if let Some(file) = SkillCatalog::file(&component, uri) {
+            return Ok(vec![skills::contents(file)]);
+        }
         let outcome = self.run_offered(&component, Operation::Read { uri: uri.to_string() }, context).await?;
         let what = format!("reading `{}`", escaped_to(uri, 256));
         match outcome {

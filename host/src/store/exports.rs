@@ -8,13 +8,14 @@ use wasmtime::component::{Instance, InstancePre, Resource};
 use wasmtime::{AsContextMut, Store};
 
 use super::CallState;
+use crate::budget::Charge;
 use crate::contract::CONTRACT_VERSION;
 use crate::contract::cancellation::Cancelled;
 use crate::contract::completion_export::{self, Completions};
 use crate::contract::prompts_export::{self, PromptError, PromptInfo, PromptResult, Role};
 use crate::contract::resources_export::{self, ReadError, ResourceContents, ResourceInfo, ResourceTemplate};
 use crate::contract::tool_export;
-use crate::contract::types::{CallError, CallResult, Content, EmbeddedResource, ToolInfo};
+use crate::contract::types::{CallError, CallResult, Content, EmbeddedResource, ResourceBody, ToolInfo};
 use crate::operation::Operation;
 
 /// The most completion values a client gets (MCP's own cap).
@@ -40,6 +41,24 @@ pub struct Listing {
     pub prompts: Vec<PromptInfo>,
     /// It exports `completion`.
     pub completes: bool,
+    /// The fixed resources read at load, in the listing's instance
+    /// (`Guest::list`): the files of the component's skills.
+    pub read: Vec<ReadAtLoad>,
+}
+
+/// One fixed resource read when its component was loaded.
+pub struct ReadAtLoad {
+    pub uri: String,
+    /// Its contents, or why there are none (the guest's error, a trap, the
+    /// budget).
+    pub got: Result<LoadedBody, String>,
+}
+
+/// What a read at load returned for its URI, held within its [`Charge`].
+pub struct LoadedBody {
+    pub body: ResourceBody,
+    /// Of the component's `Budget` for what it reads at load.
+    pub charge: Charge,
 }
 
 impl ContractCode {
@@ -93,6 +112,21 @@ impl ContractCode {
             listing.completes = true;
         }
         Ok(listing)
+    }
+
+    /// Reads the resource at `uri` in `instance`, as it is (`Guest::list`
+    /// keeps it as the component's own copy). `None`: it does not export
+    /// `resources`.
+    pub async fn read(
+        &self,
+        mut store: impl AsContextMut<Data = CallState> + Send,
+        instance: &Instance,
+        uri: &str,
+        cancelled: Resource<Cancelled>,
+    ) -> wasmtime::Result<Option<Result<Vec<ResourceContents>, ReadError>>> {
+        let Some(resources) = &self.resources else { return Ok(None) };
+        let resources = resources.load(&mut store, instance)?;
+        Ok(Some(resources.call_read(&mut store, "load", uri, cancelled).await?))
     }
 
     /// Runs `operation` (with the component's own names) in `instance`.

@@ -19,7 +19,9 @@ use wasmtime_wasi::{WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use crate::ask::CallChannel;
+use crate::budget::Budget;
 use crate::cancellation::CallCancellation;
+use crate::contract::resources_export::{ReadError, ResourceContents};
 use crate::contract::types::{CallError, CallResult, StopReason};
 use crate::operation::Operation;
 use crate::plain::PlainCode;
@@ -29,7 +31,10 @@ use crate::wit::{self, CancellationCtxView, CancellationView, ClientCtxView, Cli
 
 mod exports;
 
-pub use exports::{ContractCode, Listing};
+pub use exports::{ContractCode, Listing, LoadedBody, ReadAtLoad};
+
+/// The most fixed resources one component has read at load.
+pub const MAX_READ_AT_LOAD: usize = 1024;
 
 /// An instance of a component, by its kind.
 enum Instance {
@@ -202,10 +207,51 @@ impl Guest {
     }
 
     /// Everything a contract component offers (`list-tools`,
-    /// `list-resources`, ...), read in this store's instance.
-    pub async fn list(&mut self) -> wasmtime::Result<Listing> {
+    /// `list-resources`, ...), read in this store's instance; then, in the
+    /// same instance, the first [`MAX_READ_AT_LOAD`] of its fixed resources
+    /// that `read_now` picks, each kept only if `budget` takes its bytes.
+    ///
+    /// A read that fails, or does not fit, is kept as its reason; after a
+    /// trap the instance is done, so the reads left are not made.
+    pub async fn list(
+        &mut self,
+        read_now: fn(&str) -> bool,
+        budget: &Arc<Budget>,
+    ) -> wasmtime::Result<Listing> {
         let (instance, code) = self.contract().await?;
-        code.list(&mut self.store, &instance).await
+        let mut listing = code.list(&mut self.store, &instance).await?;
+        let uris: Vec<String> = listing
+            .resources
+            .iter()
+            .filter(|info| read_now(&info.uri))
+            .take(MAX_READ_AT_LOAD)
+            .map(|info| info.uri.clone())
+            .collect();
+        let mut trapped = None;
+        for uri in uris {
+            let got = match &trapped {
+                Some(why) => Err(format!("not read: an earlier read trapped ({why})")),
+                None => {
+                    // What one read lifts is bounded like a call's result:
+                    // by the store's hostcall fuel, here its memory.
+                    let fuel = self.store.hostcall_fuel().min(budget.limit());
+                    self.store.set_hostcall_fuel(fuel);
+                    let state = self.store.data_mut();
+                    let cancelled =
+                        wit::cancellation::hand_to_guest(state.sandbox.table(), &state.cancellation)?;
+                    match code.read(&mut self.store, &instance, &uri, cancelled).await {
+                        Ok(read) => loaded_body(&uri, read, budget),
+                        Err(trap) => {
+                            let why = format!("{trap:#}");
+                            trapped = Some(why.clone());
+                            Err(why)
+                        }
+                    }
+                }
+            };
+            listing.read.push(ReadAtLoad { uri, got });
+        }
+        Ok(listing)
     }
 
     /// Runs `operation` (named as the component names things), with the
@@ -315,4 +361,30 @@ impl Code {
     pub fn has_cleanup(&self) -> bool {
         matches!(self, Code::Contract(code) if code.has_tool())
     }
+}
+
+/// The piece of `read` that is `uri`'s (a read may return several), kept
+/// if `budget` takes its bytes.
+fn loaded_body(
+    uri: &str,
+    read: Option<Result<Vec<ResourceContents>, ReadError>>,
+    budget: &Arc<Budget>,
+) -> Result<LoadedBody, String> {
+    let pieces = match read {
+        None => return Err("the component does not export `resources`".into()),
+        Some(Ok(pieces)) => pieces,
+        Some(Err(ReadError::NotFound)) => return Err("its read answered not-found".into()),
+        Some(Err(ReadError::Failed(why))) => return Err(format!("its read failed: {why}")),
+        Some(Err(ReadError::Cancelled)) => return Err("its read was cancelled".into()),
+    };
+    let piece = pieces
+        .into_iter()
+        .find(|piece| piece.uri == uri)
+        .ok_or_else(|| "its read returned no contents for that URI".to_string())?;
+    let bytes = match &piece.body {
+        crate::contract::types::ResourceBody::Text(text) => text.len(),
+        crate::contract::types::ResourceBody::Blob(bytes) => bytes.len(),
+    };
+    let charge = budget.charge_owned(bytes).map_err(|over| over.to_string())?;
+    Ok(LoadedBody { body: piece.body, charge })
 }
