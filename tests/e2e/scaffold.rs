@@ -98,7 +98,7 @@ fn tool_names(listed: &serde_json::Value) -> Vec<&str> {
 }
 
 /// A Python or JavaScript project's tools, as its `app` defines them: `greet`
-/// with a required `name`, and `count` with progress.
+/// with a required `name`, and `count` with progress; and its skill.
 async fn check_greet_and_count(component: &Path) {
     let listed = inspect(component);
     assert_eq!(tool_names(&listed), ["greet", "count"], "{listed}");
@@ -113,6 +113,7 @@ async fn check_greet_and_count(component: &Path) {
     assert_eq!(text_of(&result), "Hello, Ada!");
     let result = host.call("count", json!({ "to": 1 })).await.unwrap();
     assert_eq!(text_of(&result), "counted to 1");
+    assert_eq!(skill_uris(&host).await, ["skill://greeting/SKILL.md"]);
 }
 
 /// The repository's root, where `scripts/setup.sh` installs the toolchains.
@@ -141,6 +142,13 @@ async fn a_new_rust_project_builds_with_plain_cargo_and_serves_its_echo_tool() {
     let result = host.call("echo", json!({ "text": "from a new project" })).await.unwrap();
     assert_eq!(text_of(&result), "from a new project");
     assert_eq!(result.structured_content, Some(json!({ "text": "from a new project" })));
+    assert_eq!(skill_uris(&host).await, ["skill://echo-text/SKILL.md"]);
+}
+
+/// The skills a host serves, by URI.
+async fn skill_uris(host: &Host) -> Vec<String> {
+    let skills = host.client.peer().list_all_skills().await.unwrap();
+    skills.into_iter().map(|skill| skill.uri).collect()
 }
 
 /// Built with the componentize-py `scripts/setup.sh` installs (the

@@ -1,6 +1,6 @@
 // What this component offers, written with `mcp-tool.js`: tools (each an
-// object with an input schema built with `s` and a `run(args, ctx)`), a
-// resource and a prompt.
+// object with an input schema built with `s` and a `run(args, ctx)`),
+// resources (a `skill://` one is part of a skill) and a prompt.
 
 import { defineServer, s, user } from "./mcp-tool.js";
 
@@ -37,6 +37,13 @@ export const { tool, resources, prompts, completion } = defineServer({
       description: "The greeting styles `greet` knows.",
       mimeType: "text/plain",
       read: () => "plain: Hello, NAME.\nexcited: Hello, NAME!",
+    },
+    {
+      // A skill (SEP-2640): when a model should use `greet`. The host hashes it at load.
+      uri: "skill://greeting/SKILL.md",
+      name: "greeting",
+      mimeType: "text/markdown",
+      read: () => "---\nname: greeting\ndescription: Greets people by name with the greet tool.\n---\nCall `greet` with their name.\n",
     },
   ],
   prompts: [

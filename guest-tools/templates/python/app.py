@@ -1,6 +1,7 @@
 """What this component offers, written with `mcp_tool.py`: each decorated
-function is a tool (its parameters the input schema), a resource or a
-prompt (its parameters the prompt's arguments)."""
+function is a tool (its parameters the input schema), a resource (a
+`skill://` one is part of a skill) or a prompt (its parameters the prompt's
+arguments)."""
 
 import time
 from typing import Annotated, Literal
@@ -31,6 +32,12 @@ def count(ctx: Context, to: Annotated[int, {"minimum": 1, "maximum": 100}] = 10)
 def styles() -> str:
     """The greeting styles `greet` knows."""
     return "plain: Hello, NAME.\nexcited: Hello, NAME!"
+
+
+@resource("skill://greeting/SKILL.md", name="greeting", mime_type="text/markdown")
+def greeting_skill() -> str:
+    """A skill (SEP-2640): when a model should use `greet`. The host hashes it at load."""
+    return "---\nname: greeting\ndescription: Greets people by name with the greet tool.\n---\nCall `greet` with their name.\n"
 
 
 @prompt

@@ -1,8 +1,9 @@
 //! An mcp-wasm-host component: the tool `echo` returns the text it is given,
 //! the resource `echo://about` says what the component is, and the prompt
-//! `shout` asks the model to echo a text in capitals. Add more as types
-//! implementing `Tool`, `Resource`, `ResourceTemplate` or `Prompt`, and list
-//! them in `export!`.
+//! `shout` asks the model to echo a text in capitals, and the skill
+//! `echo-text` tells a model when to use `echo`. Add more as types
+//! implementing `Tool`, `Resource`, `ResourceTemplate` or `Prompt` (or
+//! `skill_file!`), and list them in `export!`.
 
 use mcp_tool::{
     Annotations, Args, Argument, Context, Message, Prompt, Resource, ResourceBody, Result, Structured, Tool,
@@ -61,4 +62,14 @@ impl Prompt for Shout {
     }
 }
 
-mcp_tool::export!(Echo; resources = [About]; prompts = [Shout]);
+// A skill (SEP-2640): a `SKILL.md` under `skill://NAME/`, whose frontmatter
+// names it and says when a model should use it; more files may sit beside it.
+// The host hashes them at load and lists them with `skills/list`.
+mcp_tool::skill_file!(
+    EchoSkill,
+    "echo-text/SKILL.md",
+    "---\nname: echo-text\ndescription: Repeats a text back exactly, with the echo tool.\n---\n\
+     Call `echo` with the text and answer with what it returns, unchanged.\n"
+);
+
+mcp_tool::export!(Echo; resources = [About, EchoSkill]; prompts = [Shout]);
