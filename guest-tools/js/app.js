@@ -204,6 +204,26 @@ export const { tool, resources, prompts, completion } = defineServer({
       },
     },
     {
+      name: "plan_trip",
+      description: "Asks the user where to go and the model for an idea at once, and names the client's roots.",
+      input: {},
+      ...calm,
+      run(_, ctx) {
+        const roots = ctx.listRoots();
+        const { where, idea } = ctx.ask({
+          where: { form: ["Where to?", s.object({ answer: s.string() })] },
+          idea: {
+            sample: { messages: [{ role: "user", content: { type: "text", text: "An idea?" } }], maxTokens: 20 },
+          },
+        });
+        for (const got of [where, idea]) {
+          if (got instanceof Error) throw new ToolError(`no answer: ${got.message}`);
+        }
+        const names = roots.map((root) => root.name ?? root.uri).join(", ");
+        return `roots: ${names}; where: ${where.content.answer}; idea: ${idea.content.text}`;
+      },
+    },
+    {
       name: "delete_records",
       description: "Deletes every record of `table` (pretend). The user must approve each call first.",
       input: { table: s.string({ description: "Which table to empty" }) },

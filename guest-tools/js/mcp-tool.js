@@ -187,6 +187,50 @@ export class Context {
   }
 
   /**
+   * The client's roots (`roots/list`): directories or files the user lets
+   * servers work in, each `{ uri, name }` (`name` may be undefined). Throws
+   * `RequestFailed` (`unsupported` when the client declared no roots) or
+   * `Cancelled`.
+   */
+  listRoots() {
+    return ask(() => client.listRoots()).map(root);
+  }
+
+  /**
+   * Puts several questions to the client at once and waits for all of them.
+   * `questions` maps a key you name (1 to 64 of `A-Z a-z 0-9 _ - .`) to
+   * `{ form: [message, schema] }`, `{ url: [message, url] }`,
+   * `{ sample: request }` or `{ roots: true }`; on protocol 2026-07-28 they
+   * reach the client in one `input_required` result under those keys.
+   *
+   * Returns an object with the same keys: `{ action, content }` for a form
+   * or a URL, the client's answer for a sample, a list of roots, or a
+   * `RequestFailed` (not thrown) for a question that got no answer, so one
+   * the client cannot take does not lose the others. Throws `Cancelled` if
+   * the call was cancelled meanwhile (every question is withdrawn).
+   */
+  ask(questions) {
+    const asked = Object.entries(questions).map(([key, question]) => [key, toQuestion(question)]);
+    const answers = ask(() => client.ask(asked));
+    const got = {};
+    asked.forEach(([key], at) => {
+      const result = answers[at];
+      if (result.tag === "err") {
+        const failure = failureOf(result.val);
+        if (failure instanceof Cancelled) throw failure;
+        got[key] = failure;
+      } else if (result.val.tag === "elicit") {
+        got[key] = answer(result.val.val);
+      } else if (result.val.tag === "sample") {
+        got[key] = JSON.parse(result.val.val);
+      } else {
+        got[key] = result.val.val.map(root);
+      }
+    });
+    return got;
+  }
+
+  /**
    * Asks the user to approve `operation` (one sentence they will read).
    * Returns once approved; throws `NotApproved` with the reason otherwise,
    * or `Cancelled` if the call was stopped while waiting.
@@ -209,19 +253,39 @@ function ask(request) {
     return request();
   } catch (error) {
     const payload = error?.payload;
-    switch (payload?.tag) {
-      case "cancelled":
-        throw new Cancelled();
-      case "unsupported":
-        throw new RequestFailed("unsupported", "the client does not support this request");
-      case "timed-out":
-        throw new RequestFailed("timed-out", "the client did not answer in time");
-      case "failed":
-        throw new RequestFailed("failed", payload.val);
-      default:
-        throw error;
-    }
+    if (!payload?.tag) throw error;
+    throw failureOf(payload);
   }
+}
+
+/** A contract `request-error` as the error it means. */
+function failureOf(error) {
+  switch (error.tag) {
+    case "cancelled":
+      return new Cancelled();
+    case "unsupported":
+      return new RequestFailed("unsupported", "the client does not support this request");
+    case "timed-out":
+      return new RequestFailed("timed-out", "the client did not answer in time");
+    default:
+      return new RequestFailed("failed", String(error.val));
+  }
+}
+
+/** A question of `Context.ask` as the contract's `question`. */
+function toQuestion(question) {
+  if (question.form) {
+    const [message, schema] = question.form;
+    return { tag: "elicit", val: [message, JSON.stringify(s.toolSchema(schema))] };
+  }
+  if (question.url) return { tag: "elicit-url", val: question.url };
+  if (question.sample) return { tag: "sample", val: JSON.stringify(question.sample) };
+  if (question.roots) return { tag: "list-roots" };
+  throw new TypeError("a question for ask is { form }, { url }, { sample } or { roots: true }");
+}
+
+function root({ uri, name }) {
+  return { uri, name };
 }
 
 function answer(response) {

@@ -11,6 +11,8 @@ assertions against each (tests/e2e/languages.rs).
   `<call-id>.lock` in the granted directory; the host stops it and
   `cleanup` removes the lock;
 - `survey`: asks the user `questions` questions in a row (elicitation);
+- `plan_trip`: names the client's roots, then asks the user and the model
+  at once (`Context.ask`);
 - `delete_records`: the user must approve every call (declared);
 - `prune`: asks the user's approval mid-call, holding `<call-id>.lock`;
 - `stats`: structured output from a dataclass, with list, Optional and
@@ -42,12 +44,14 @@ from typing import Annotated, Literal, Optional
 from mcp_tool import (
     Completion,
     Context,
+    Form,
     InvalidArguments,
     NotApproved,
     NotFound,
     Prompts,
     RequestFailed,
     Resources,
+    Sample,
     Tool,
     ToolError,
     embedded,
@@ -136,6 +140,23 @@ def survey(ctx: Context, questions: Annotated[int, {"minimum": 1, "maximum": 20}
         answers.append(answer.content.get("answer", ""))
         ctx.check_cancelled()
     return "\n".join(answers)
+
+
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+def plan_trip(ctx: Context) -> str:
+    """Asks the user where to go and the model for an idea at once, and names the client's roots."""
+    roots = ctx.list_roots()
+    answers = ctx.ask(
+        {
+            "where": Form("Where to?", {"type": "object", "properties": {"answer": {"type": "string"}}}),
+            "idea": Sample({"messages": [{"role": "user", "content": {"type": "text", "text": "An idea?"}}], "maxTokens": 20}),
+        }
+    )
+    where, idea = answers["where"], answers["idea"]
+    if isinstance(where, Exception) or isinstance(idea, Exception):
+        raise ToolError(f"no answer: {where if isinstance(where, Exception) else idea}")
+    names = ", ".join(root["name"] or root["uri"] for root in roots)
+    return f"roots: {names}; where: {where.content['answer']}; idea: {idea['content']['text']}"
 
 
 @tool(read_only=False, destructive=True, idempotent=False, open_world=False, needs_approval=True)

@@ -131,6 +131,7 @@ __all__ = [
     "Cancelled",
     "Completion",
     "Context",
+    "Form",
     "InvalidArguments",
     "Message",
     "NotApproved",
@@ -138,9 +139,12 @@ __all__ = [
     "Prompts",
     "RequestFailed",
     "Resources",
+    "Roots",
+    "Sample",
     "Tool",
     "ToolError",
     "ToolResult",
+    "Url",
     "assistant",
     "audio",
     "embedded",
@@ -464,6 +468,35 @@ class Answer:
         return self.action == "accept"
 
 
+@dataclasses.dataclass
+class Form:
+    """A question for `Context.ask`: a form, as `Context.elicit`."""
+
+    message: str
+    schema: Any
+
+
+@dataclasses.dataclass
+class Url:
+    """A question for `Context.ask`: a URL, as `Context.elicit_url`."""
+
+    message: str
+    url: str
+
+
+@dataclasses.dataclass
+class Sample:
+    """A question for `Context.ask`: a request for the client's model, as
+    `Context.sample`."""
+
+    request: dict
+
+
+@dataclasses.dataclass
+class Roots:
+    """A question for `Context.ask`: the client's roots, as `Context.list_roots`."""
+
+
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -533,6 +566,43 @@ class Context:
         `messages` and `maxTokens`); returns its answer as a dict."""
         return json.loads(_ask(lambda: client.sample(json.dumps(request))))
 
+    def list_roots(self) -> list:
+        """The client's roots (`roots/list`): directories or files the user
+        lets servers work in, each `{"uri": ..., "name": ...}` (`name` may be
+        None). Raises `RequestFailed` (`unsupported` when the client declared
+        no roots) or `Cancelled`."""
+        return [_root(root) for root in _ask(client.list_roots)]
+
+    def ask(self, questions: dict) -> dict:
+        """Puts several questions to the client at once and waits for all of
+        them. `questions` maps a key you name (1 to 64 of `A-Z a-z 0-9 _ - .`)
+        to a `Form`, `Url`, `Sample` or `Roots`; on protocol 2026-07-28 they
+        reach the client in one `input_required` result under those keys.
+
+        Returns a dict of the same keys: an `Answer` for a form or a URL, a
+        dict for a sample, a list of roots for `Roots`, or a `RequestFailed`
+        (not raised) for a question that got no answer, so one the client
+        cannot take does not lose the others. Raises `Cancelled` if the call
+        was cancelled meanwhile (every question is withdrawn)."""
+        asked = [(key, _question(question)) for key, question in questions.items()]
+        answers = _ask(lambda: client.ask(asked))
+        got: dict = {}
+        for (key, _), answer in zip(asked, answers):
+            if isinstance(answer, Err):
+                failure = _failure(answer.value)
+                if isinstance(failure, Cancelled):
+                    raise failure
+                got[key] = failure
+                continue
+            value = answer.value
+            if isinstance(value, client.Answer_Elicit):
+                got[key] = _answer(value.value)
+            elif isinstance(value, client.Answer_Sample):
+                got[key] = json.loads(value.value)
+            else:
+                got[key] = [_root(root) for root in value.value]
+        return got
+
     def request_approval(self, operation: str) -> None:
         """Asks the user to approve `operation` (one sentence they will read).
         Returns once approved; raises `NotApproved` with the reason otherwise,
@@ -557,14 +627,36 @@ def _ask(request: Callable) -> Any:
     try:
         return request()
     except Err as err:
-        error = err.value
-        if isinstance(error, client.RequestError_Cancelled):
-            raise Cancelled() from None
-        if isinstance(error, client.RequestError_Unsupported):
-            raise RequestFailed("unsupported", "the client does not support this request") from None
-        if isinstance(error, client.RequestError_TimedOut):
-            raise RequestFailed("timed-out", "the client did not answer in time") from None
-        raise RequestFailed("failed", str(getattr(error, "value", error))) from None
+        raise _failure(err.value) from None
+
+
+def _failure(error: Any) -> Exception:
+    """A contract `request-error` as the exception it means."""
+    if isinstance(error, client.RequestError_Cancelled):
+        return Cancelled()
+    if isinstance(error, client.RequestError_Unsupported):
+        return RequestFailed("unsupported", "the client does not support this request")
+    if isinstance(error, client.RequestError_TimedOut):
+        return RequestFailed("timed-out", "the client did not answer in time")
+    return RequestFailed("failed", str(getattr(error, "value", error)))
+
+
+def _question(question: Any) -> Any:
+    """A question of `Context.ask` as the contract's `question`."""
+    if isinstance(question, Form):
+        schema = question.schema if isinstance(question.schema, dict) else schema_of(question.schema)
+        return client.Question_Elicit((question.message, json.dumps(schema)))
+    if isinstance(question, Url):
+        return client.Question_ElicitUrl((question.message, question.url))
+    if isinstance(question, Sample):
+        return client.Question_Sample(json.dumps(question.request))
+    if isinstance(question, Roots):
+        return client.Question_ListRoots()
+    raise TypeError(f"not a question for ask: {question!r} (use Form, Url, Sample or Roots)")
+
+
+def _root(root: Any) -> dict:
+    return {"uri": root.uri, "name": root.name}
 
 
 def _answer(response: Any) -> Answer:

@@ -3,7 +3,8 @@
 //! that ignores cancellation is stopped within the grace period and its
 //! `cleanup` runs; a cooperative tool stops by itself; a tool that needs
 //! approval is asked, before it runs or mid-call; progress and a log reach
-//! the client; a question is withdrawn when its call is cancelled.
+//! the client; a question is withdrawn when its call is cancelled; several
+//! questions go at once (`ask`) and the client's roots are read.
 //!
 //! Each language's example component offers the same tools as the Rust
 //! `demo`, which is written on the Rust SDK (`echo`, `countdown`,
@@ -16,11 +17,13 @@ use std::path::Path;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, NumberOrString, ProgressToken, RequestMetaObject,
+};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Approval, Host, Start, files_in, guest, host_binary, no_args, params, text_of, wait_for_lock,
+    Approval, Host, Start, TestClient, files_in, guest, host_binary, no_args, params, text_of, wait_for_lock,
 };
 
 /// The tools every language's example offers, as the Rust demo does.
@@ -303,6 +306,27 @@ async fn a_question_is_withdrawn_on_cancel(component: &str) {
     assert_no_locks(locks.path());
 }
 
+// Sampling and roots are deprecated by SEP-2577, and still served.
+#[allow(deprecated)]
+async fn several_questions_go_at_once_and_the_roots_are_read(component: &str) {
+    warm(component);
+    let capabilities =
+        ClientCapabilities::builder().enable_elicitation().enable_sampling().enable_roots().build();
+    for discover in [false, true] {
+        // 2025-11-25: requests side by side; 2026-07-28: one `input_required`
+        // result with both questions, then the roots in a second round.
+        let start = Start::new(component, &[]).client(TestClient::declaring(capabilities.clone()));
+        let host = Host::start(if discover { start.discover() } else { start }).await;
+        let result = host.client.call_tool(params("plan_trip", json!({}))).await.unwrap();
+        assert_eq!(
+            text_of(&result),
+            "roots: project; where: answer 1; idea: sampled: An idea?",
+            "{component} (2026-07-28: {discover})"
+        );
+        host.wait_until_idle().await;
+    }
+}
+
 /// One module per component, each with every scenario as a test.
 macro_rules! every_language {
     ($($language:ident: $component:literal,)*) => {$(
@@ -342,6 +366,11 @@ macro_rules! every_language {
             #[tokio::test]
             async fn a_question_is_withdrawn_on_cancel() {
                 super::a_question_is_withdrawn_on_cancel(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn several_questions_go_at_once_and_the_roots_are_read() {
+                super::several_questions_go_at_once_and_the_roots_are_read(COMPONENT).await;
             }
         }
     )*};

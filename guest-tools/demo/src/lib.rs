@@ -9,6 +9,8 @@
 //! - `spin`: ignores cancellation and computes forever;
 //! - `stall`: ignores cancellation and sleeps for an hour in a host call;
 //! - `survey`: asks the user `questions` questions in a row (elicitation);
+//! - `plan_trip`: names the client's roots, then asks the user and the
+//!   model at once (`Context::ask`);
 //! - `sign_in`: sends the user to a URL (URL-mode elicitation);
 //! - `compute`: a tight loop, for measuring fuel and epoch overhead;
 //! - `allocate`: allocates memory, for the memory limit;
@@ -27,13 +29,14 @@
 use std::time::Duration;
 
 use mcp_tool::{
-    Annotations, Answer, CallResult, Context, Error, LogLevel, NoArgs, RequestError, Result, Structured, Tool,
+    Annotations, Answer, CallResult, Context, Error, LogLevel, NoArgs, Question, RequestError, Result,
+    Structured, Tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mcp_tool::export!(
-    Echo, Countdown, WaitForCancel, Spin, Stall, Survey, SignIn, Compute, Allocate, DeleteRecords, Prune;
+    Echo, Countdown, WaitForCancel, Spin, Stall, Survey, PlanTrip, SignIn, Compute, Allocate, DeleteRecords, Prune;
     cleanup = |call_id, _reason| release_lock(call_id)
 );
 
@@ -182,6 +185,50 @@ struct SurveyArgs {
 impl Default for SurveyArgs {
     fn default() -> Self {
         SurveyArgs { questions: 3 }
+    }
+}
+
+struct PlanTrip;
+
+impl Tool for PlanTrip {
+    const NAME: &'static str = "plan_trip";
+    const DESCRIPTION: &'static str =
+        "Asks the user where to go and the model for an idea at once, and names the client's roots.";
+    const ANNOTATIONS: Annotations = HARMLESS;
+    type Args = NoArgs;
+    type Output = String;
+
+    fn call(cx: &Context, _: NoArgs) -> Result<String> {
+        let roots = cx.list_roots()?;
+        let idea = serde_json::json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": "An idea?" } }],
+            "maxTokens": 20
+        });
+        let questions = [
+            (
+                "where",
+                Question::Form { message: "Where to?".into(), schema: mcp_tool::form_schema::<Reply>() },
+            ),
+            ("idea", Question::Sample(idea)),
+        ];
+        let mut replies = cx.ask(&questions).into_iter();
+        let (Some(where_to), Some(idea)) = (replies.next(), replies.next()) else {
+            return Err(Error::failed("the host answered fewer questions than were asked"));
+        };
+        let where_to = match where_to? {
+            mcp_tool::Reply::Elicit(Answer::Accept(form)) => {
+                form["answer"].as_str().unwrap_or_default().to_string()
+            }
+            _ => return Err(Error::failed("no destination given")),
+        };
+        let idea = match idea? {
+            mcp_tool::Reply::Sample(answer) => {
+                answer["content"]["text"].as_str().unwrap_or_default().to_string()
+            }
+            _ => return Err(Error::failed("no idea given")),
+        };
+        let names: Vec<&str> = roots.iter().map(|root| root.name.as_deref().unwrap_or(&root.uri)).collect();
+        Ok(format!("roots: {}; where: {where_to}; idea: {idea}", names.join(", ")))
     }
 }
 
