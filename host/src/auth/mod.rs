@@ -8,8 +8,11 @@
 //! → [`token`] checks the token's header against the algorithm allow-list
 //! → [`keys`] finds its signing key in the issuer's JWKS (fetched through
 //! [`issuer`], cached) → [`token`] checks the signature and claims → the
-//! caller's [`Principal`] rides on the request. A refusal is answered by
-//! [`challenge`]; the metadata document is [`metadata`]'s.
+//! caller's [`Principal`] rides on the request. The verdict on a JWT is
+//! remembered by the token's hash ([`token_cache`]) for a minute at most,
+//! never past its `exp`, so a client's repeated token is verified once. A
+//! refusal is answered by [`challenge`]; the metadata document is
+//! [`metadata`]'s.
 //!
 //! A token that is not a JWT is opaque: with `--auth-client-id` the host
 //! asks the issuer about it ([`introspect`], RFC 7662, its verdicts cached
@@ -28,6 +31,9 @@ mod scopes;
 mod token;
 mod token_cache;
 
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
 use anyhow::{Context as _, Result, bail};
 use http::{Method, Response};
 use http_body_util::Full;
@@ -39,6 +45,7 @@ pub use introspect::IntrospectionSettings;
 use introspect::{Introspector, Unchecked};
 use keys::{KeyCache, KeyError};
 use metadata::Metadata;
+use token_cache::TokenCache;
 pub use scopes::{Lacking, ToolScope, ToolScopes, by_tool as scopes_by_tool};
 
 /// `--auth-issuer`, `--auth-resource`, `--auth-scopes` (or `[server.auth]`).
@@ -150,7 +157,15 @@ pub struct Gate {
     keys: KeyCache,
     /// With `--auth-client-id`: checks opaque tokens.
     introspector: Option<Introspector>,
+    /// What was decided about JWTs seen lately, by their hash.
+    verdicts: Mutex<TokenCache>,
 }
+
+/// How long a JWT's verdict is remembered at most: long enough that a
+/// client's stream of requests costs one signature check a minute, and
+/// short next to the ten minutes the key cache may keep a key the issuer
+/// has withdrawn.
+const REMEMBER_JWT: Duration = Duration::from_secs(60);
 
 impl Gate {
     /// A gate for `settings`; nothing is fetched until the first token.
@@ -161,7 +176,8 @@ impl Gate {
             Some(introspection) => Some(Introspector::new(introspection.clone(), &settings.issuer)?),
             None => None,
         };
-        Ok(Gate { settings, metadata, keys, introspector })
+        let verdicts = Mutex::new(TokenCache::new(token_cache::MAX_ENTRIES));
+        Ok(Gate { settings, metadata, keys, introspector, verdicts })
     }
 
     /// The Protected Resource Metadata answer, if `path` is one of its
@@ -224,6 +240,13 @@ impl Gate {
                 Unchecked::IssuerDown => Invalid::IntrospectionDown,
             });
         }
+        // A client sends the same token with every request: its verdict is
+        // remembered by the token's hash, so its signature is checked once.
+        let remembered = token_cache::key(token);
+        let now = Instant::now();
+        if let Some(verdict) = self.verdicts.lock().expect("the JWT verdicts").get(&remembered, now) {
+            return verdict.map_err(Invalid::Token);
+        }
         let header = token::header(token).map_err(Invalid::Token)?;
         let key = match self.keys.key_for(header.kid.as_deref(), header.alg).await {
             Ok(key) => key,
@@ -233,8 +256,31 @@ impl Gate {
                 return Err(Invalid::Token("the key named by `kid` is not one for the token's `alg`"));
             }
         };
-        token::verify(token, &key, header.alg, &self.settings).map_err(Invalid::Token)
+        let verdict = token::verify(token, &key, header.alg, &self.settings);
+        let mut verdicts = self.verdicts.lock().expect("the JWT verdicts");
+        match verdict {
+            Ok(token::Verified { principal, exp }) => {
+                let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+                verdicts.put(remembered, Ok(principal.clone()), now + remember_for(exp, unix_now), now);
+                Ok(principal)
+            }
+            Err(why) => {
+                // A token that is not valid yet may be later; any other
+                // refusal stands (a bad signature, an expiry, a claim).
+                if why != token::NOT_YET {
+                    verdicts.put(remembered, Err(why), now + REMEMBER_JWT, now);
+                }
+                Err(Invalid::Token(why))
+            }
+        }
     }
+}
+
+/// How long to remember that a token expiring at `exp` verified, at
+/// `unix_now`: never past its own `exp` (without the leeway its check
+/// allows), and at most [`REMEMBER_JWT`].
+fn remember_for(exp: f64, unix_now: f64) -> Duration {
+    Duration::try_from_secs_f64((exp - unix_now).max(0.0)).unwrap_or_default().min(REMEMBER_JWT)
 }
 
 /// Why a token was not admitted.
@@ -292,6 +338,16 @@ mod tests {
             vec!["tools:read".into(), "bad scope".into()],
         );
         assert!(scopes.is_err());
+    }
+
+    #[test]
+    fn a_verified_jwt_is_remembered_a_minute_at_most_and_never_past_its_exp() {
+        let now = 1_800_000_000.0;
+        assert_eq!(remember_for(now + 3600.0, now), REMEMBER_JWT);
+        assert_eq!(remember_for(now + 10.0, now), Duration::from_secs(10));
+        // Within the leeway past `exp`: admitted, but not remembered.
+        assert_eq!(remember_for(now - 30.0, now), Duration::ZERO);
+        assert_eq!(remember_for(f64::NAN, now), Duration::ZERO);
     }
 
     #[test]

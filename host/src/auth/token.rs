@@ -64,6 +64,9 @@ fn has_crit(token: &str) -> bool {
 #[derive(Deserialize)]
 struct Claims {
     sub: String,
+    /// Seconds since the epoch; `Validation` has checked it is there and
+    /// not past (with [`LEEWAY`]).
+    exp: f64,
     #[serde(default)]
     client_id: Option<String>,
     /// RFC 9068 §2.2.3: space-separated.
@@ -75,6 +78,17 @@ struct Claims {
     nbf: Option<serde_json::Value>,
 }
 
+/// A token that verified: its principal, and when it expires.
+pub(super) struct Verified {
+    pub(super) principal: Principal,
+    /// Its `exp`, in seconds since the epoch.
+    pub(super) exp: f64,
+}
+
+/// Why [`verify`] refuses a token that is not valid *yet*: the one refusal
+/// that time may turn around, so it is not remembered.
+pub(super) const NOT_YET: &str = "the token is not valid yet (nbf)";
+
 /// The token's principal, once `key` verifies its signature (made with
 /// `alg`) and its claims check out against `settings`.
 pub(super) fn verify(
@@ -82,7 +96,7 @@ pub(super) fn verify(
     key: &Jwk,
     alg: Algorithm,
     settings: &AuthSettings,
-) -> Result<Principal, &'static str> {
+) -> Result<Verified, &'static str> {
     let key = DecodingKey::from_jwk(key).map_err(|_| "the issuer's key cannot be read")?;
     let mut validation = Validation::new(alg);
     validation.leeway = LEEWAY;
@@ -96,7 +110,7 @@ pub(super) fn verify(
         match err.kind() {
             InvalidSignature => "the token's signature does not verify",
             ExpiredSignature => "the token has expired",
-            ImmatureSignature => "the token is not valid yet (nbf)",
+            ImmatureSignature => NOT_YET,
             InvalidAudience => "the token is not for this resource (aud)",
             InvalidIssuer => "the token is from another issuer (iss)",
             MissingRequiredClaim(_) => "the token lacks a required claim (exp, iss, aud, sub)",
@@ -108,10 +122,11 @@ pub(super) fn verify(
     if claims.nbf.as_ref().is_some_and(|nbf| !nbf.is_number()) {
         return Err("the token's nbf is not a number");
     }
-    Ok(Principal {
+    let principal = Principal {
         issuer: settings.issuer.clone(),
         subject: claims.sub,
         client_id: claims.client_id,
         scopes: super::granted_scopes(claims.scope.as_deref().unwrap_or_default()),
-    })
+    };
+    Ok(Verified { principal, exp: claims.exp })
 }
