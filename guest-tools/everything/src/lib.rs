@@ -13,6 +13,28 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// A tool of the suite that takes no arguments: its name, description and
+/// what a call returns. (Defined before the modules, so `rounds` uses it.)
+macro_rules! fixture {
+    ($tool:ident, $name:literal, $description:literal, |$cx:ident| $body:expr) => {
+        pub(crate) struct $tool;
+
+        impl ::mcp_tool::Tool for $tool {
+            const NAME: &'static str = $name;
+            const DESCRIPTION: &'static str = $description;
+            type Args = $crate::Empty;
+            type Output = ::mcp_tool::CallResult;
+
+            fn call(
+                $cx: &::mcp_tool::Context,
+                _: $crate::Empty,
+            ) -> ::mcp_tool::Result<::mcp_tool::CallResult> {
+                $body
+            }
+        }
+    };
+}
+
 mod offers;
 mod rounds;
 
@@ -85,25 +107,6 @@ impl JsonSchema for Empty {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({ "type": "object", "properties": {} })
     }
-}
-
-/// A tool of the suite that takes no arguments: its name, description and
-/// what a call returns.
-macro_rules! fixture {
-    ($tool:ident, $name:literal, $description:literal, |$cx:ident| $body:expr) => {
-        struct $tool;
-
-        impl Tool for $tool {
-            const NAME: &'static str = $name;
-            const DESCRIPTION: &'static str = $description;
-            type Args = Empty;
-            type Output = CallResult;
-
-            fn call($cx: &Context, _: Empty) -> Result<CallResult> {
-                $body
-            }
-        }
-    };
 }
 
 fixture!(SimpleText, "test_simple_text", "Returns a simple text response", |_cx| Ok(CallResult::text(

@@ -7,11 +7,9 @@
 //! the same tools send requests.
 
 use mcp_tool::{
-    Answer, Args, CallResult, Context, Error, Message, Prompt, Question, Reply, RequestError, Result, Tool,
+    Answer, Args, CallResult, Context, Error, Message, Prompt, Question, Reply, RequestError, Result,
 };
 use serde_json::{Value, json};
-
-use crate::Empty;
 
 /// A form asking for one string field `field`.
 fn form(message: &str, field: &str) -> Question {
@@ -50,40 +48,22 @@ fn said(reply: &std::result::Result<Reply, RequestError>, field: &str) -> String
     }
 }
 
-/// A tool of the suite that takes no arguments.
-macro_rules! asking {
-    ($tool:ident, $name:literal, $description:literal, |$cx:ident| $body:expr) => {
-        pub(crate) struct $tool;
-
-        impl Tool for $tool {
-            const NAME: &'static str = $name;
-            const DESCRIPTION: &'static str = $description;
-            type Args = Empty;
-            type Output = CallResult;
-
-            fn call($cx: &Context, _: Empty) -> Result<CallResult> {
-                $body
-            }
-        }
-    };
-}
-
-asking!(InputElicitation, "test_input_required_result_elicitation", "Asks the user's name", |cx| {
+fixture!(InputElicitation, "test_input_required_result_elicitation", "Asks the user's name", |cx| {
     let reply = ask_one(cx, "user_name", form("What is your name?", "name"));
     Ok(CallResult::text(format!("Hello, {}!", said(&reply, "name"))))
 });
 
-asking!(InputSampling, "test_input_required_result_sampling", "Asks the client's model a question", |cx| {
+fixture!(InputSampling, "test_input_required_result_sampling", "Asks the client's model a question", |cx| {
     let reply = ask_one(cx, "capital_question", sample("What is the capital of France?", 100));
     Ok(CallResult::text(format!("The model said: {}", said(&reply, ""))))
 });
 
-asking!(InputListRoots, "test_input_required_result_list_roots", "Asks the client for its roots", |cx| {
+fixture!(InputListRoots, "test_input_required_result_list_roots", "Asks the client for its roots", |cx| {
     let reply = ask_one(cx, "client_roots", Question::Roots);
     Ok(CallResult::text(format!("Roots: {}", said(&reply, ""))))
 });
 
-asking!(InputRequestState, "test_input_required_result_request_state", "Asks for a confirmation", |cx| {
+fixture!(InputRequestState, "test_input_required_result_request_state", "Asks for a confirmation", |cx| {
     let confirm = Question::Form {
         message: "Please confirm".to_string(),
         schema: json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] }),
@@ -97,7 +77,7 @@ asking!(InputRequestState, "test_input_required_result_request_state", "Asks for
     Ok(CallResult::text(format!("state-ok: confirmed={confirmed}")))
 });
 
-asking!(
+fixture!(
     InputTamperedState,
     "test_input_required_result_tampered_state",
     "Asks for a confirmation; a tampered requestState is refused by the host",
@@ -107,7 +87,7 @@ asking!(
     }
 );
 
-asking!(
+fixture!(
     InputMultiple,
     "test_input_required_result_multiple_inputs",
     "Asks for a name, a greeting from the model and the client's roots at once",
@@ -126,7 +106,7 @@ asking!(
     }
 );
 
-asking!(
+fixture!(
     InputMultiRound,
     "test_input_required_result_multi_round",
     "Asks two questions, one after the other",
@@ -137,7 +117,7 @@ asking!(
     }
 );
 
-asking!(
+fixture!(
     InputCapabilities,
     "test_input_required_result_capabilities",
     "Asks a form and the client's model at once: only what the client declared is sent",
@@ -150,7 +130,7 @@ asking!(
     }
 );
 
-asking!(
+fixture!(
     MissingCapability,
     "test_missing_capability",
     "Needs the client's model (sampling); fails without it",
@@ -167,7 +147,7 @@ asking!(
     }
 );
 
-asking!(StreamingElicitation, "test_streaming_elicitation", "Asks the user a question mid-call", |cx| {
+fixture!(StreamingElicitation, "test_streaming_elicitation", "Asks the user a question mid-call", |cx| {
     let reply = ask_one(cx, "answer", form("What should the tool do?", "answer"));
     Ok(CallResult::text(format!("The user said: {}", said(&reply, "answer"))))
 });
