@@ -45,8 +45,8 @@ pub use introspect::IntrospectionSettings;
 use introspect::{Introspector, Unchecked};
 use keys::{KeyCache, KeyError};
 use metadata::Metadata;
-use token_cache::TokenCache;
 pub use scopes::{Lacking, ToolScope, ToolScopes, by_tool as scopes_by_tool};
+use token_cache::TokenCache;
 
 /// `--auth-issuer`, `--auth-resource`, `--auth-scopes` (or `[server.auth]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
