@@ -47,6 +47,16 @@ pub use bindings::exports::mcp::tool::{
 };
 pub use bindings::mcp::tool::{cancellation, client, types};
 
+impl types::ResourceBody {
+    /// Its raw bytes: a text's UTF-8, or a blob's.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            types::ResourceBody::Text(text) => text.as_bytes(),
+            types::ResourceBody::Blob(bytes) => bytes,
+        }
+    }
+}
+
 /// Every file of `wit/`, by its path inside that folder.
 pub const FILES: [(&str, &str); 8] = [
     ("world.wit", include_str!("../../wit/world.wit")),

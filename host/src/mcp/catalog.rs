@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use rmcp::model::{Prompt, PromptArgument, Resource, ResourceTemplate};
 
+use super::lists::visible;
 use super::skills::SkillCatalog;
 use crate::component::{PromptSpec, ToolComponent};
 
@@ -147,17 +148,6 @@ impl Catalog {
     pub(super) fn prompts_for(&self, granted: Option<&[String]>) -> Vec<Prompt> {
         visible(&self.listed_prompts, granted)
     }
-}
-
-/// The items whose scopes `granted` holds, in order.
-fn visible<T: Clone>(items: &[(T, Arc<[String]>)], granted: Option<&[String]>) -> Vec<T> {
-    items
-        .iter()
-        .filter(|(_, needed)| {
-            granted.is_none_or(|granted| needed.iter().all(|scope| granted.contains(scope)))
-        })
-        .map(|(item, _)| item.clone())
-        .collect()
 }
 
 fn clash(what: &str, name: &str, first: &ToolComponent, second: &ToolComponent) -> String {

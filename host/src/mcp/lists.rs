@@ -1,6 +1,9 @@
-//! How long a client may keep a list (`ttlMs`, `cacheScope`: SEP-2549,
-//! required from protocol 2026-07-28). Lists are in the components' own
-//! order, the same on every replica serving the same components.
+//! Which items of a list a caller sees, and how long a client may keep a
+//! list (`ttlMs`, `cacheScope`: SEP-2549, required from protocol
+//! 2026-07-28). Lists are in the components' own order, the same on every
+//! replica serving the same components.
+
+use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -52,4 +55,15 @@ impl ToolServer {
         let scope = if access::caller(context).is_some() { CacheScope::Private } else { CacheScope::Public };
         list.with_hints(ttl_ms, scope)
     }
+}
+
+/// The items whose scopes `granted` holds, in order.
+pub(super) fn visible<T: Clone>(items: &[(T, Arc<[String]>)], granted: Option<&[String]>) -> Vec<T> {
+    items
+        .iter()
+        .filter(|(_, needed)| {
+            granted.is_none_or(|granted| needed.iter().all(|scope| granted.contains(scope)))
+        })
+        .map(|(item, _)| item.clone())
+        .collect()
 }

@@ -8,8 +8,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, PromptMessage, Reference, ResourceContents, Role,
@@ -19,14 +17,14 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
 use super::mode::rounds::PromptRun;
-use super::result::content_block;
+use super::result::{content_block, resource_contents};
 use super::skills::{self, SkillCatalog};
 use super::{ToolServer, access, mode};
 use crate::ask::{CallIdentity, Delivery};
 use crate::call::{CallOutcome, CallSignals};
 use crate::component::{ToolComponent, check_uri};
 use crate::contract::completion_export::{CompletionRequest, Reference as GuestReference};
-use crate::contract::types::{CallError, CallResult, Content, ResourceBody, StopReason};
+use crate::contract::types::{CallError, CallResult, Content, StopReason};
 use crate::log_text::escaped_to;
 use crate::operation::Operation;
 
@@ -237,17 +235,7 @@ fn contents(result: CallResult) -> Result<Vec<ResourceContents>, String> {
         };
         check_uri(&piece.uri).map_err(|why| format!("a piece it returned: {why}"))?;
         let mime_type = checked_mime(piece.mime_type)?;
-        contents.push(match piece.body {
-            ResourceBody::Text(text) => {
-                ResourceContents::TextResourceContents { uri: piece.uri, mime_type, text, meta: None }
-            }
-            ResourceBody::Blob(bytes) => ResourceContents::BlobResourceContents {
-                uri: piece.uri,
-                mime_type,
-                blob: BASE64.encode(bytes),
-                meta: None,
-            },
-        });
+        contents.push(resource_contents(piece.uri, mime_type, piece.body));
     }
     Ok(contents)
 }

@@ -76,27 +76,29 @@ fn error_result(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
+/// A resource's body as MCP carries it: text, or bytes base64-encoded.
+pub(super) fn resource_contents(
+    uri: String,
+    mime_type: Option<String>,
+    body: ResourceBody,
+) -> ResourceContents {
+    match body {
+        ResourceBody::Text(text) => {
+            ResourceContents::TextResourceContents { uri, mime_type, text, meta: None }
+        }
+        ResourceBody::Blob(bytes) => {
+            ResourceContents::BlobResourceContents { uri, mime_type, blob: BASE64.encode(bytes), meta: None }
+        }
+    }
+}
+
 pub(super) fn content_block(content: Content) -> ContentBlock {
     match content {
         Content::Text(text) => ContentBlock::text(text),
         Content::Image(media) => ContentBlock::image(BASE64.encode(media.data), media.mime_type),
         Content::Audio(media) => ContentBlock::audio(BASE64.encode(media.data), media.mime_type),
         Content::Embedded(resource) => {
-            let contents = match resource.body {
-                ResourceBody::Text(text) => ResourceContents::TextResourceContents {
-                    uri: resource.uri,
-                    mime_type: resource.mime_type,
-                    text,
-                    meta: None,
-                },
-                ResourceBody::Blob(bytes) => ResourceContents::BlobResourceContents {
-                    uri: resource.uri,
-                    mime_type: resource.mime_type,
-                    blob: BASE64.encode(bytes),
-                    meta: None,
-                },
-            };
-            ContentBlock::resource(contents)
+            ContentBlock::resource(resource_contents(resource.uri, resource.mime_type, resource.body))
         }
         Content::ResourceLink(link) => {
             let mut resource = Resource::new(link.uri, link.name);

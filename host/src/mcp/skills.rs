@@ -8,8 +8,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
     GetSkillResult, ListSkillsResult, ReadResourceDirectoryResult, Resource, ResourceContents, Skill,
     SkillFrontmatter, SkillResource, SkillResources,
@@ -18,35 +16,40 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::json;
 
+use super::lists::visible;
+use super::result::resource_contents;
 use super::{ToolServer, access};
 use crate::component::ToolComponent;
-use crate::contract::types::ResourceBody;
 use crate::log_text::escaped_to;
 use crate::skills;
 
-/// Every component's skills, merged; built with the catalog.
+/// Every component's skills, merged, as clients see them; built with the
+/// catalog (once, not at every request).
 #[derive(Default)]
 pub(super) struct SkillCatalog {
-    /// In configuration order, each with its component.
-    listed: Vec<(Arc<skills::Skill>, Arc<ToolComponent>)>,
+    /// Each skill's entry in configuration order, with the scopes that
+    /// reach it (its component's).
+    listed: Vec<(Skill, Arc<[String]>)>,
     /// A `SKILL.md`'s URI to its index in `listed`.
     by_uri: HashMap<String, usize>,
-    /// A directory's URI to its skill's index and its own index there.
-    directories: HashMap<String, (usize, usize)>,
+    /// A directory's URI to its direct children and the scopes that reach
+    /// them.
+    directories: HashMap<String, (Vec<Resource>, Arc<[String]>)>,
 }
 
 impl SkillCatalog {
     /// Adds `component`'s skills. Their files are its resources, so a URI
     /// served twice was refused with the resources; a directory that two
     /// skills share is answered by the first.
-    pub(super) fn add(&mut self, component: &Arc<ToolComponent>) {
+    pub(super) fn add(&mut self, component: &ToolComponent) {
+        let scopes: Arc<[String]> = component.scopes.every_tool.clone().into();
         for skill in &component.offers.skills {
-            let index = self.listed.len();
-            self.by_uri.insert(skill.uri.clone(), index);
-            for (at, directory) in skill.directories.iter().enumerate() {
-                self.directories.entry(directory.uri.clone()).or_insert((index, at));
+            self.by_uri.insert(skill.uri.clone(), self.listed.len());
+            self.listed.push((entry(skill), scopes.clone()));
+            for directory in &skill.directories {
+                let children = directory.children.iter().map(child).collect();
+                self.directories.entry(directory.uri.clone()).or_insert((children, scopes.clone()));
             }
-            self.listed.push((skill.clone(), component.clone()));
         }
     }
 
@@ -57,6 +60,9 @@ impl SkillCatalog {
 
     /// A skill's file at `uri`, if `component` serves one there.
     pub(super) fn file<'a>(component: &'a ToolComponent, uri: &str) -> Option<&'a skills::SkillFile> {
+        if !skills::is_skill_file(uri) {
+            return None;
+        }
         component.offers.skills.iter().find_map(|skill| skill.file(uri))
     }
 }
@@ -69,19 +75,7 @@ impl ToolServer {
     ) -> Result<ListSkillsResult, McpError> {
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
         let granted = access::caller(context).map(|principal| principal.scopes.as_slice());
-        let skills = tools
-            .catalog
-            .skills
-            .listed
-            .iter()
-            .filter(|(_, component)| {
-                granted.is_none_or(|granted| {
-                    component.scopes.every_tool.iter().all(|scope| granted.contains(scope))
-                })
-            })
-            .map(|(skill, _)| entry(skill))
-            .collect();
-        Ok(ListSkillsResult::with_all_items(skills))
+        Ok(ListSkillsResult::with_all_items(visible(&tools.catalog.skills.listed, granted)))
     }
 
     /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`.
@@ -92,11 +86,11 @@ impl ToolServer {
     ) -> Result<GetSkillResult, McpError> {
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
         let catalog = &tools.catalog.skills;
-        let Some((skill, component)) = catalog.by_uri.get(uri).map(|&index| &catalog.listed[index]) else {
+        let Some((skill, scopes)) = catalog.by_uri.get(uri).map(|&index| &catalog.listed[index]) else {
             return Err(unknown("skill", uri));
         };
-        access::check_scopes(uri, &component.scopes.every_tool, context)?;
-        Ok(GetSkillResult::new(entry(skill)))
+        access::check_scopes(uri, scopes, context)?;
+        Ok(GetSkillResult::new(skill.clone()))
     }
 
     /// `resources/directory/read`: the direct children of a skill's
@@ -107,38 +101,25 @@ impl ToolServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
         let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-        let catalog = &tools.catalog.skills;
-        let Some(&(index, at)) = catalog.directories.get(uri) else {
+        let Some((children, scopes)) = tools.catalog.skills.directories.get(uri) else {
             return Err(unknown("directory", uri));
         };
-        let (skill, component) = &catalog.listed[index];
-        access::check_scopes(uri, &component.scopes.every_tool, context)?;
-        let children = skill.directories[at]
-            .children
-            .iter()
-            .map(|child| {
-                let mut resource = Resource::new(child.uri.clone(), child.name.clone());
-                resource.mime_type = child.mime_type.clone();
-                resource.size = child.size;
-                resource
-            })
-            .collect();
-        Ok(ReadResourceDirectoryResult::with_all_items(children))
+        access::check_scopes(uri, scopes, context)?;
+        Ok(ReadResourceDirectoryResult::with_all_items(children.clone()))
     }
 }
 
 /// A skill's file as `resources/read` returns it: the bytes hashed at load.
 pub(super) fn contents(file: &skills::SkillFile) -> ResourceContents {
-    let uri = file.uri.clone();
-    let mime_type = file.mime_type.clone();
-    match &file.body {
-        ResourceBody::Text(text) => {
-            ResourceContents::TextResourceContents { uri, mime_type, text: text.clone(), meta: None }
-        }
-        ResourceBody::Blob(bytes) => {
-            ResourceContents::BlobResourceContents { uri, mime_type, blob: BASE64.encode(bytes), meta: None }
-        }
-    }
+    resource_contents(file.uri.clone(), file.mime_type.clone(), file.body.clone())
+}
+
+/// A child of a skill's directory as `resources/directory/read` lists it.
+fn child(child: &skills::Child) -> Resource {
+    let mut resource = Resource::new(child.uri.clone(), child.name.clone());
+    resource.mime_type = child.mime_type.clone();
+    resource.size = child.size;
+    resource
 }
 
 /// A skill as `skills/list` and `skills/get` show it.

@@ -106,7 +106,7 @@ impl Skill {
 impl SkillFile {
     /// Its length in bytes.
     pub fn size(&self) -> u64 {
-        body_bytes(&self.body).len() as u64
+        self.body.as_bytes().len() as u64
     }
 }
 
@@ -174,7 +174,7 @@ fn skill(root: &str, files: Vec<(ReadAtLoad, Option<String>)>) -> Result<Skill, 
         let relative = &file.uri[root.len()..];
         check_relative(relative).map_err(|why| format!("{}: {why}", file.uri))?;
         let loaded = file.got.map_err(|why| format!("{}: {why}", file.uri))?;
-        let bytes = body_bytes(&loaded.body);
+        let bytes = loaded.body.as_bytes();
         let digest = format!("sha256:{}", hex::encode(Sha256::digest(bytes)));
         // The declared type, which the host checked (not the read's own).
         let mime_type = if file.uri == uri { Some(MARKDOWN.to_owned()) } else { declared };
@@ -182,7 +182,7 @@ fn skill(root: &str, files: Vec<(ReadAtLoad, Option<String>)>) -> Result<Skill, 
     }
     kept.sort_by(|a, b| a.uri.cmp(&b.uri));
     let manifest = kept.iter().find(|file| file.uri == uri).ok_or("its SKILL.md was not read")?;
-    let text = std::str::from_utf8(body_bytes(&manifest.body)).map_err(|_| "its SKILL.md is not UTF-8")?;
+    let text = std::str::from_utf8(manifest.body.as_bytes()).map_err(|_| "its SKILL.md is not UTF-8")?;
     let frontmatter = frontmatter::parse(text)?;
     let named = frontmatter.get("name").and_then(Value::as_str).unwrap_or_default();
     if named != name {
@@ -266,12 +266,4 @@ fn directories(root: &str, files: &[SkillFile]) -> Vec<Directory> {
     // The root first, the rest by URI.
     directories.sort_by_key(|directory| directory.uri != top);
     directories
-}
-
-/// The raw bytes of a body: a text's UTF-8, or a blob's.
-pub fn body_bytes(body: &ResourceBody) -> &[u8] {
-    match body {
-        ResourceBody::Text(text) => text.as_bytes(),
-        ResourceBody::Blob(bytes) => bytes,
-    }
 }

@@ -381,10 +381,6 @@ fn loaded_body(
         .into_iter()
         .find(|piece| piece.uri == uri)
         .ok_or_else(|| "its read returned no contents for that URI".to_string())?;
-    let bytes = match &piece.body {
-        crate::contract::types::ResourceBody::Text(text) => text.len(),
-        crate::contract::types::ResourceBody::Blob(bytes) => bytes.len(),
-    };
-    let charge = budget.charge_owned(bytes).map_err(|over| over.to_string())?;
+    let charge = budget.charge_owned(piece.body.as_bytes().len()).map_err(|over| over.to_string())?;
     Ok(LoadedBody { body: piece.body, charge })
 }
