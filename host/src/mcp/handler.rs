@@ -247,6 +247,11 @@ impl ServerHandler for ToolServer {
                 .cloned()
                 .collect()
         });
+        // Followed from here: rmcp acknowledges the stream before `listen`.
+        let lists =
+            [accepted.tools_list_changed, accepted.resources_list_changed, accepted.prompts_list_changed]
+                .contains(&Some(true));
+        shared.subscribers.accept(accepted.resource_subscriptions.as_deref().unwrap_or_default(), lists);
         Some(accepted)
     }
 

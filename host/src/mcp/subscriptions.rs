@@ -5,6 +5,12 @@
 //! reload (`--watch`) replaces the component that serves it. A listen
 //! stream may also follow the lists (`list_changed`).
 //!
+//! A listen stream is acknowledged by rmcp before [`Subscribers::listen`]
+//! gets its sink, and a client may act on the acknowledgment at once: the
+//! stream is therefore followed from [`Subscribers::accept`] on (while rmcp
+//! picks the filter), and what changed in between is told when the sink
+//! arrives.
+//!
 //! Bounded: a session follows at most [`MAX_PER_SESSION`] URIs of at most
 //! [`MAX_BYTES_PER_SESSION`] together (each within
 //! [`crate::limits::MAX_MATCHED_URI`], checked before it comes here); the call
@@ -12,7 +18,7 @@
 //! be handed over (so they precede its result), and each one at most
 //! [`SEND_WAIT`] for a client that does not read.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::RoleServer;
@@ -29,6 +35,11 @@ const SEND_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most URIs one session may follow.
 pub(super) const MAX_PER_SESSION: usize = 1024;
+
+/// The most listen streams acknowledged and not yet handed their sink; a
+/// stream whose acknowledgment could not be sent never comes for its
+/// entry, so the oldest is dropped past this.
+const MAX_ACCEPTING: usize = 64;
 
 /// The most bytes of URIs one session may follow: with `--max-sessions`
 /// (256), what clients can make the host keep is 64 MiB at most.
@@ -58,6 +69,11 @@ struct FollowingState {
     /// A listen stream that follows the lists too.
     lists: bool,
     registered: bool,
+    /// Followed URIs that changed while the stream had no sink yet (a
+    /// subset of `uris`, so bounded with them).
+    missed: HashSet<String>,
+    /// The lists changed while the stream had no sink yet.
+    missed_lists: bool,
 }
 
 /// Where a follower's notifications go.
@@ -92,6 +108,10 @@ impl Target {
 #[derive(Default)]
 pub(super) struct Subscribers {
     sessions: Mutex<Vec<Weak<Following>>>,
+    /// Listen streams accepted and not yet handed their sink, by the task
+    /// that serves the `subscriptions/listen` request (rmcp runs the filter
+    /// and the handler in that one task). At most [`MAX_ACCEPTING`].
+    accepting: Mutex<VecDeque<(tokio::task::Id, Arc<Following>)>>,
 }
 
 /// Why a subscription was refused.
@@ -123,24 +143,59 @@ impl Subscribers {
         Ok(())
     }
 
-    /// A `subscriptions/listen` stream follows `uris` (and the lists, if
-    /// `lists`) through `sink` for as long as the returned value lives.
-    pub(super) fn listen(&self, sink: SubscriptionSink, uris: &[String], lists: bool) -> Arc<Following> {
+    /// A `subscriptions/listen` request is about to be acknowledged for
+    /// `uris` (and the lists, if `lists`): they are followed from now on,
+    /// so nothing that changes before [`Self::listen`] is lost.
+    pub(super) fn accept(&self, uris: &[String], lists: bool) {
+        let Some(task) = tokio::task::try_id() else { return };
         let following = Arc::new(Following::default());
-        {
-            let mut state = lock(&following.state);
-            for uri in uris.iter().take(MAX_PER_SESSION) {
-                if state.uris.contains_key(uri) {
-                    continue;
-                }
-                let Ok(charge) = following.memory.charge_owned(uri.len()) else { break };
-                state.uris.insert(uri.clone(), charge);
-            }
-            state.to = Some(Target::Stream(sink));
-            state.lists = lists;
-            state.registered = true;
-        }
+        following.follow_all(uris, lists);
         self.register(&following);
+        let mut accepting = lock(&self.accepting);
+        if accepting.len() >= MAX_ACCEPTING {
+            accepting.pop_front();
+        }
+        accepting.push_back((task, following));
+    }
+
+    /// A `subscriptions/listen` stream follows `uris` (and the lists, if
+    /// `lists`) through `sink` for as long as the returned value lives;
+    /// what changed since [`Self::accept`] is told first.
+    pub(super) fn listen(&self, sink: SubscriptionSink, uris: &[String], lists: bool) -> Arc<Following> {
+        let accepted = tokio::task::try_id().and_then(|task| {
+            let mut accepting = lock(&self.accepting);
+            let at = accepting.iter().position(|(id, _)| *id == task)?;
+            accepting.remove(at).map(|(_, following)| following)
+        });
+        let following = accepted.unwrap_or_else(|| {
+            let following = Arc::new(Following::default());
+            self.register(&following);
+            following
+        });
+        // rmcp may have narrowed the accepted filter after `accept`.
+        following.follow_all(uris, lists);
+        let (missed, missed_lists) = {
+            let mut guard = lock(&following.state);
+            let state = &mut *guard;
+            let kept: HashSet<&str> = uris.iter().map(String::as_str).collect();
+            state.uris.retain(|uri, _| kept.contains(uri.as_str()));
+            state.lists = lists;
+            state.to = Some(Target::Stream(sink.clone()));
+            let missed: Vec<String> =
+                state.missed.drain().filter(|uri| state.uris.contains_key(uri)).collect();
+            (missed, std::mem::take(&mut state.missed_lists) && lists)
+        };
+        if missed_lists {
+            tell_lists_changed(sink.clone());
+        }
+        if !missed.is_empty() {
+            let target = Target::Stream(sink);
+            tokio::spawn(async move {
+                for uri in missed {
+                    tell(&target, uri).await;
+                }
+            });
+        }
         following
     }
 
@@ -152,18 +207,9 @@ impl Subscribers {
 
     /// Tells every listen stream that follows the lists that they changed.
     pub(super) fn lists_changed(&self) {
-        for target in self.followers(|state| state.lists) {
+        for target in self.followers(|state| state.lists, |state| state.missed_lists = true) {
             let Target::Stream(sink) = target else { continue };
-            tokio::spawn(async move {
-                let told = async {
-                    sink.notify_tool_list_changed().await?;
-                    sink.notify_resource_list_changed().await?;
-                    sink.notify_prompt_list_changed().await
-                };
-                if let Err(err) = told.await {
-                    tracing::debug!("cannot tell a listen stream the lists changed: {err}");
-                }
-            });
+            tell_lists_changed(sink);
         }
     }
 
@@ -175,18 +221,17 @@ impl Subscribers {
     /// Tells every follower of `uri` that it changed; the task ends once
     /// each notification is handed to its transport (or given up on).
     pub(super) fn updated(&self, uri: &str) -> JoinHandle<()> {
-        let targets = self.followers(|state| state.uris.contains_key(uri));
+        let targets = self.followers(
+            |state| state.uris.contains_key(uri),
+            |state| {
+                state.missed.insert(uri.to_string());
+            },
+        );
         let uri = uri.to_string();
         tokio::spawn(async move {
             let sends = targets.into_iter().map(|target| {
                 let uri = uri.clone();
-                async move {
-                    match tokio::time::timeout(SEND_WAIT, target.updated(uri)).await {
-                        Ok(Ok(())) => {}
-                        Ok(Err(err)) => tracing::debug!("cannot tell a client a resource changed: {err}"),
-                        Err(_) => tracing::debug!("a client did not take a resource update in time; dropped"),
-                    }
-                }
+                async move { tell(&target, uri).await }
             });
             futures_util::future::join_all(sends).await;
         })
@@ -215,20 +260,73 @@ impl Subscribers {
         })
     }
 
-    /// Where the live followers that pass `wanted` are reached.
-    fn followers(&self, wanted: impl Fn(&FollowingState) -> bool) -> Vec<Target> {
+    /// Where the live followers that pass `wanted` are reached; a stream
+    /// that has no sink yet gets `missed` instead.
+    fn followers(
+        &self,
+        wanted: impl Fn(&FollowingState) -> bool,
+        missed: impl Fn(&mut FollowingState),
+    ) -> Vec<Target> {
         let mut sessions = lock(&self.sessions);
         sessions.retain(|session| session.strong_count() > 0);
         sessions
             .iter()
             .filter_map(Weak::upgrade)
             .filter_map(|session| {
-                let state = lock(&session.state);
-                let to = state.to.as_ref().filter(|to| !to.is_closed())?;
-                wanted(&state).then(|| to.clone())
+                let mut state = lock(&session.state);
+                if !wanted(&state) {
+                    return None;
+                }
+                match &state.to {
+                    None => {
+                        missed(&mut state);
+                        None
+                    }
+                    Some(to) => (!to.is_closed()).then(|| to.clone()),
+                }
             })
             .collect()
     }
+}
+
+impl Following {
+    /// Follows each of `uris` not followed yet (within the session's
+    /// bounds), and the lists if `lists`.
+    fn follow_all(&self, uris: &[String], lists: bool) {
+        let mut state = lock(&self.state);
+        for uri in uris.iter().take(MAX_PER_SESSION) {
+            if state.uris.contains_key(uri) {
+                continue;
+            }
+            let Ok(charge) = self.memory.charge_owned(uri.len()) else { break };
+            state.uris.insert(uri.clone(), charge);
+        }
+        state.lists |= lists;
+        state.registered = true;
+    }
+}
+
+/// Tells `target` that `uri` changed, waiting at most [`SEND_WAIT`].
+async fn tell(target: &Target, uri: String) {
+    match tokio::time::timeout(SEND_WAIT, target.updated(uri)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::debug!("cannot tell a client a resource changed: {err}"),
+        Err(_) => tracing::debug!("a client did not take a resource update in time; dropped"),
+    }
+}
+
+/// Tells a listen stream that the lists changed.
+fn tell_lists_changed(sink: SubscriptionSink) {
+    tokio::spawn(async move {
+        let told = async {
+            sink.notify_tool_list_changed().await?;
+            sink.notify_resource_list_changed().await?;
+            sink.notify_prompt_list_changed().await
+        };
+        if let Err(err) = told.await {
+            tracing::debug!("cannot tell a listen stream the lists changed: {err}");
+        }
+    });
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
