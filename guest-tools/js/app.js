@@ -64,7 +64,7 @@ const SNAPSHOTS = {
   "2024-03-31": { id: "2024-03-31", sizeMb: 702, tables: ["customers", "orders", "order_items"] },
 };
 
-export const { tool, resources, prompts, completion } = defineServer({
+export const { tool, resources, prompts, completion, tasks } = defineServer({
   resources: [
     {
       uri: "js://examples/about",
@@ -122,6 +122,8 @@ export const { tool, resources, prompts, completion } = defineServer({
       input: { text: s.string({ description: "Text to return" }) },
       output: { text: s.string() },
       ...calm,
+      // Never a task: it answers at once, so a task would only add polling.
+      tasks: "forbidden",
       run: ({ text }) => ({ text }),
     },
     {

@@ -19,10 +19,10 @@
 // (`mcp-wasm-host wit wit` writes it); see build.mjs.
 //
 // A component built against the `server-component` world (or one that
-// includes it) exports resources, prompts and completion too: make all four
+// includes it) exports resources, prompts, completion and tasks too: make all five
 // exports with `defineServer` (see there):
 //
-//   export const { tool, resources, prompts, completion } = defineServer({
+//   export const { tool, resources, prompts, completion, tasks } = defineServer({
 //     tools: [/* as above */],
 //     resources: [{ uri: "notes://readme", name: "readme", mimeType: "text/markdown", read: () => "# Notes" }],
 //     templates: [{ uriTemplate: "notes://{day}", name: "day", read: ({ day }) => notes(day),
@@ -46,11 +46,16 @@
 //   withdrew) stops it as cancelled, and the host then runs `cleanup`.
 // - Hints: `readOnly`, `destructive`, `idempotent`, `openWorld`; and
 //   `needsApproval: true` to have the host ask the user before every call.
+// - `tasks`: whether a call may run as a task, for a client that speaks
+//   MCP's tasks extension: "optional" (the default: one that takes more
+//   than a moment, or asks the user something, becomes one), "forbidden"
+//   (it always answers in its own response) or "required" (only as a task;
+//   other clients are refused).
 //
 // Every call runs in a fresh instance: module state does not survive from
 // one call to the next.
 
-import * as client from "mcp:tool/client@0.2.2";
+import * as client from "mcp:tool/client@0.2.3";
 import * as s from "./schema.js";
 
 export { s };
@@ -333,6 +338,9 @@ export function defineTools(tools, { cleanup } = {}) {
   const byName = new Map();
   for (const t of tools) {
     if (byName.has(t.name)) throw new Error(`two tools are named ${t.name}`);
+    if (!["forbidden", "optional", "required", undefined].includes(t.tasks)) {
+      throw new Error(`tool ${t.name}: tasks is "forbidden", "optional" or "required", not ${t.tasks}`);
+    }
     const input = t.inputSchema ?? s.toolSchema(t.input, { closed: true });
     const output = t.outputSchema ?? (t.output ? s.toolSchema(t.output) : undefined);
     // The host validates arguments but does not fill in defaults: do it here.
@@ -704,7 +712,7 @@ function promptsExport(prompts) {
  * Everything a component offers, as the exports of the `server-component`
  * world; export them under these names:
  *
- *   export const { tool, resources, prompts, completion } = defineServer({
+ *   export const { tool, resources, prompts, completion, tasks } = defineServer({
  *     tools: [...],            // as for defineTools
  *     cleanup(callId, reason) {},
  *     resources: [{ uri, name, title, description, mimeType, read(ctx) }],
@@ -736,6 +744,11 @@ export function defineServer({ tools = [], cleanup, resources = [], templates = 
     tool: defineTools(tools, { cleanup }),
     resources: offered.export,
     prompts: asked.export,
+    tasks: {
+      listTaskSupport() {
+        return tools.filter((t) => (t.tasks ?? "optional") !== "optional").map((t) => [t.name, t.tasks]);
+      },
+    },
     completion: {
       complete(callId, request) {
         const { reference, argument, value, context } = request;

@@ -52,6 +52,7 @@ from mcp_tool import (
     RequestFailed,
     Resources,
     Sample,
+    Tasks,
     Tool,
     ToolError,
     embedded,
@@ -64,8 +65,8 @@ from mcp_tool import (
 )
 from wit_world.imports import preopens
 
-# What componentize-py exports as mcp:tool/tool, resources, prompts, completion.
-__all__ = ["Completion", "Prompts", "Resources", "Tool"]
+# What componentize-py exports as mcp:tool/tool, resources, prompts, completion and tasks.
+__all__ = ["Completion", "Prompts", "Resources", "Tasks", "Tool"]
 
 
 @dataclass
@@ -73,7 +74,8 @@ class Echoed:
     text: str
 
 
-@tool(read_only=True, destructive=False, idempotent=True, open_world=False)
+# Never a task: it answers at once, so a task would only add polling.
+@tool(read_only=True, destructive=False, idempotent=True, open_world=False, tasks="forbidden")
 def echo(text: Annotated[str, "Text to return"]) -> Echoed:
     """Returns the text it is given."""
     return Echoed(text=text)

@@ -126,6 +126,15 @@ except ImportError:
     wit_completion = wit_prompts = wit_resources = None  # type: ignore[assignment]
     _ResourcesBase = _PromptsBase = _CompletionBase = object
 
+try:
+    # `server-component` since mcp:tool 0.2.3.
+    from wit_world.exports import tasks as wit_tasks
+
+    _TasksBase: type = exports.Tasks
+except ImportError:
+    wit_tasks = None  # type: ignore[assignment]
+    _TasksBase = object
+
 __all__ = [
     "Answer",
     "Cancelled",
@@ -141,6 +150,7 @@ __all__ = [
     "Resources",
     "Roots",
     "Sample",
+    "Tasks",
     "Tool",
     "ToolError",
     "ToolResult",
@@ -680,6 +690,7 @@ class _Registered:
     output_schema: Optional[str]
     hints: dict
     needs_approval: Optional[bool]
+    tasks: str
     params: list
 
 
@@ -698,6 +709,7 @@ def tool(
     idempotent: Optional[bool] = None,
     open_world: Optional[bool] = None,
     needs_approval: Optional[bool] = None,
+    tasks: Literal["forbidden", "optional", "required"] = "optional",
 ) -> Any:
     """Registers a function as a tool. Usable bare (`@tool`) or with options:
 
@@ -706,8 +718,15 @@ def tool(
     - behaviour hints for clients: `read_only`, `destructive`, `idempotent`,
       `open_world` (None: not stated);
     - `needs_approval`: True to have the host ask the user before every call
-      (None: the host decides; tools marked destructive ask).
+      (None: the host decides; tools marked destructive ask);
+    - `tasks`: whether a call may run as a task, for a client that speaks
+      MCP's tasks extension: "optional" (one that takes more than a moment,
+      or asks the user something, becomes one), "forbidden" (it always
+      answers in its own response) or "required" (only as a task; other
+      clients are refused).
     """
+    if tasks not in ("forbidden", "optional", "required"):
+        raise ValueError(f"tasks is 'forbidden', 'optional' or 'required', not {tasks!r}")
 
     def register(fn: Callable) -> Callable:
         tool_name = name or fn.__name__
@@ -728,6 +747,7 @@ def tool(
                 "open_world": open_world,
             },
             needs_approval=needs_approval,
+            tasks=tasks,
             params=_parameters(fn),
         )
         return fn
@@ -1326,6 +1346,15 @@ class Prompts(_PromptsBase):  # type: ignore[misc,valid-type]
             raise
         except Exception as error:  # ToolError, or a bug: say what, not a trap
             raise Err(wit_prompts.PromptError_Failed(_failure(error))) from None
+
+
+class Tasks(_TasksBase):  # type: ignore[misc,valid-type]
+    """The `mcp:tool/tasks` export: each tool's `tasks=` that is not
+    "optional". `app.py` must import it when its world exports tasks."""
+
+    def list_task_support(self) -> list:
+        support = {"forbidden": wit_tasks.TaskSupport.FORBIDDEN, "required": wit_tasks.TaskSupport.REQUIRED}
+        return [(t.name, support[t.tasks]) for t in _TOOLS.values() if t.tasks != "optional"]
 
 
 class Completion(_CompletionBase):  # type: ignore[misc,valid-type]

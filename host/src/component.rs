@@ -193,7 +193,9 @@ impl ToolComponent {
                 offers.resources.iter().map(|spec| (spec.uri.as_str(), spec.mime_type.as_deref())).collect();
             let skills = skills::from_read(std::mem::take(&mut listing.read), &served, &name);
             offers.add_skills(skills);
-            let tools = contract_tools(std::mem::take(&mut listing.tools), &shown.to_string())?;
+            let mut tools = contract_tools(std::mem::take(&mut listing.tools), &shown.to_string())?;
+            spec::set_task_support(&mut tools, std::mem::take(&mut listing.task_support))
+                .with_context(|| format!("{shown}: its `tasks` export"))?;
             (Code::Contract(code), tools, offers)
         } else {
             let (code, tools) = plain_code(&bytes, &compiled.component, &compiled.linker)

@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 
 /// The version of the `mcp:tool` contract this host implements.
-pub const CONTRACT_VERSION: &str = "0.2.2";
+pub const CONTRACT_VERSION: &str = "0.2.3";
 
 /// The generated bindings. In a module of their own because `bindgen!` puts
 /// the resources a world `use`s at the module root.
@@ -43,7 +43,7 @@ mod bindings {
 
 pub use bindings::exports::mcp::tool::{
     completion as completion_export, prompts as prompts_export, resources as resources_export,
-    tool as tool_export,
+    tasks as tasks_export, tool as tool_export,
 };
 pub use bindings::mcp::tool::{cancellation, client, types};
 
@@ -58,7 +58,7 @@ impl types::ResourceBody {
 }
 
 /// Every file of `wit/`, by its path inside that folder.
-pub const FILES: [(&str, &str); 8] = [
+pub const FILES: [(&str, &str); 9] = [
     ("world.wit", include_str!("../../wit/world.wit")),
     ("types.wit", include_str!("../../wit/types.wit")),
     ("cancellation.wit", include_str!("../../wit/cancellation.wit")),
@@ -66,6 +66,7 @@ pub const FILES: [(&str, &str); 8] = [
     ("resources.wit", include_str!("../../wit/resources.wit")),
     ("prompts.wit", include_str!("../../wit/prompts.wit")),
     ("completion.wit", include_str!("../../wit/completion.wit")),
+    ("tasks.wit", include_str!("../../wit/tasks.wit")),
     ("deps/io/io.wit", include_str!("../../wit/deps/io/io.wit")),
 ];
 

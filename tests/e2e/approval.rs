@@ -436,11 +436,12 @@ async fn a_task_whose_question_goes_unanswered_ends_and_cleans_up() {
     let id = start_task(&host, "prune", json!({})).await;
     poll_task(&host, &id, |p| input_key(p).is_some()).await;
     // Nobody answers: the call is stopped like a 2026-07-28 lease that ran
-    // out, cleaned up, and the task ends instead of asking forever.
-    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
-    let TaskPayload::Completed { result } = done else { unreachable!() };
-    let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
-    assert!(text.contains("--approval-timeout"), "{text}");
+    // out, cleaned up, and the task fails (the tool gave no result of its
+    // own) instead of asking forever.
+    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Failed { .. })).await;
+    let TaskPayload::Failed { error } = done else { unreachable!() };
+    let text = error["message"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("--approval-timeout"), "{error:?}");
     let ended = host.call_ended("prune").await;
     assert_eq!(
         (ended.str("stop_reason"), ended.str("cleanup")),
@@ -449,4 +450,96 @@ async fn a_task_whose_question_goes_unanswered_ends_and_cleans_up() {
     );
     host.wait_until_idle().await;
     assert!(files_in(dir.path()).is_empty(), "cleanup left {:?}", files_in(dir.path()));
+
+    // On 2026-07-28, where a call in rounds became the task, the lease
+    // bounds the question on the task too: the tool gets no answer (and
+    // here keeps the file rather than stop).
+    let start = Start::new("everything", &["--approval-timeout", "300ms"]).client(task_client()).discover();
+    let host = Host::start(start).await;
+    let id = start_task(&host, "confirm_delete", json!({})).await;
+    poll_task(&host, &id, |p| input_key(p).is_some()).await;
+    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    assert_eq!(result["content"][0]["text"], "Kept the file", "{result:?}");
+    host.wait_until_idle().await;
+}
+
+#[tokio::test]
+async fn a_quick_call_answers_at_once_and_a_task_fails_only_for_what_the_host_ended() {
+    let host = Host::start(Start::new("everything", &[]).client(task_client())).await;
+    // A quick call answers in its own response: no task to poll.
+    match host.client.call_tool_once(params("greet", json!({ "name": "World" }))).await.unwrap() {
+        CallToolResponse::Complete(result) => assert_eq!(text_of(&result), "Hello, World!"),
+        other => panic!("expected the result itself, got {other:?}"),
+    }
+    // The tool's own error is its answer: completed, with isError.
+    let id = start_task(&host, "failing_job", json!({})).await;
+    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    assert_eq!(result["isError"], true, "{result:?}");
+    // A guest that crashes gave no answer: failed, with a JSON-RPC error.
+    let id = start_task(&host, "protocol_error_job", json!({})).await;
+    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Failed { .. })).await;
+    let TaskPayload::Failed { error } = done else { unreachable!() };
+    assert_eq!(error["code"], -32603, "{error:?}");
+    assert!(error["message"].as_str().unwrap_or_default().contains("crashed"), "{error:?}");
+    // A cancel that the tool heeds settles as cancelled, and the ack is
+    // the same on a task that has ended.
+    let id = start_task(&host, "slow_compute", json!({ "seconds": 60, "label": "cancel me" })).await;
+    host.client.peer().cancel_task(CancelTaskParams::new(id.clone())).await.unwrap();
+    poll_task(&host, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    host.client.peer().cancel_task(CancelTaskParams::new(id.clone())).await.unwrap();
+    host.wait_until_idle().await;
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_question_asked_at_once_is_a_round_and_the_call_then_becomes_a_task() {
+    let host = Host::start(Start::new("everything", &[]).client(task_client()).discover()).await;
+    // Round 1: the tool asks before it has run a moment: an input_required
+    // result of the tools/call itself, no task yet.
+    let first = host.client.call_tool_once(params("test_tool_with_task", json!({}))).await.unwrap();
+    let CallToolResponse::InputRequired(paused) = first else { panic!("expected a round, got {first:?}") };
+    assert!(
+        paused.input_requests.as_ref().is_some_and(|asked| asked.contains_key("user_name")),
+        "{paused:?}"
+    );
+    // Round 2: with the answer it works on past the moment: a task.
+    let answer = rmcp::model::InputResponses::from([(
+        "user_name".to_string(),
+        json!({ "action": "accept", "content": { "name": "Ada" } }),
+    )]);
+    let follow_up = params("test_tool_with_task", json!({}))
+        .with_input_responses(answer)
+        .with_request_state(paused.request_state.unwrap());
+    let CallToolResponse::Task(created) = host.client.call_tool_once(follow_up).await.unwrap() else {
+        panic!("expected a task")
+    };
+    let done = poll_task(&host, &created.task.task_id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    assert!(result["content"][0]["text"].as_str().unwrap_or_default().contains("Ada"), "{result:?}");
+
+    // A question asked once the call is a task shows on the task, and its
+    // lease bounds it there too: the answer resumes the call.
+    let id = start_task(&host, "confirm_delete", json!({ "filename": "notes.txt" })).await;
+    let waiting = poll_task(&host, &id, |p| input_key(p).is_some()).await;
+    let key = input_key(&waiting).unwrap();
+    let yes = json!({ "action": "accept", "content": { "confirm": true } });
+    host.client.peer().update_task(UpdateTaskParams::new(id.clone(), [(key, yes)].into())).await.unwrap();
+    let done = poll_task(&host, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    assert_eq!(result["content"][0]["text"], "Deleted notes.txt", "{result:?}");
+    host.wait_until_idle().await;
+}
+
+#[tokio::test]
+async fn a_tool_that_runs_only_as_a_task_is_refused_to_a_client_without_tasks() {
+    let host = Host::start(Start::new("everything", &[])).await;
+    let err = host.client.call_tool_once(params("failing_job", json!({}))).await.unwrap_err();
+    let text = format!("{err:?}");
+    assert!(text.contains("-32021") || text.contains("MissingRequiredClientCapability"), "{text}");
+    assert!(text.contains("io.modelcontextprotocol/tasks"), "{text}");
+    // A tool that is never a task answers in its response to a client with tasks.
+    let host = Host::start(Start::new("everything", &[]).client(task_client()).discover()).await;
+    let greeted = host.client.call_tool_once(params("greet", json!({ "name": "Ada" }))).await.unwrap();
+    assert!(matches!(greeted, CallToolResponse::Complete(_)), "{greeted:?}");
 }

@@ -259,15 +259,17 @@ async fn a_call_paused_across_requests_or_run_as_a_task_is_one_record_when_it_en
     assert_eq!(the_call(&all, "delete_records", "ok")["approval"]["verdict"], "approved");
     assert_eq!(the_call(&all, "delete_records", "declined")["approval"]["verdict"], "declined");
 
-    // The tasks extension: the call answers with a task at once, and ends later.
+    // The tasks extension: a quick call answers at once, a longer one with
+    // a task that ends later; one record each.
     let log = dir.path().join("task.jsonl");
     let capabilities = ClientCapabilities::builder().enable_elicitation().enable_tasks().build();
     let start = Start::new("demo", &["--audit-log", log.to_str().unwrap()])
         .client(TestClient::declaring(capabilities));
     let host = Host::start(start).await;
-    let CallToolResponse::Task(created) =
-        host.client.call_tool_once(params("echo", json!({ "text": SECRET }))).await.unwrap()
-    else {
+    let quick = host.client.call_tool_once(params("echo", json!({ "text": SECRET }))).await.unwrap();
+    assert!(matches!(quick, CallToolResponse::Complete(_)), "{quick:?}");
+    let longer = params("countdown", json!({ "steps": 3, "step_ms": 100, "quiet": true }));
+    let CallToolResponse::Task(created) = host.client.call_tool_once(longer).await.unwrap() else {
         panic!("expected a task")
     };
     let id = created.task.task_id;
@@ -281,8 +283,9 @@ async fn a_call_paused_across_requests_or_run_as_a_task_is_one_record_when_it_en
     };
     tokio::time::timeout(PATIENCE, done).await.expect("the task completed");
     let all = records_after(host, &log).await;
-    assert_eq!(calls(&all).len(), 1, "{all:#?}");
+    assert_eq!(calls(&all).len(), 2, "{all:#?}");
     the_call(&all, "echo", "ok");
+    the_call(&all, "countdown", "ok");
     assert!(!std::fs::read_to_string(&log).unwrap().contains(SECRET));
 }
 

@@ -18,7 +18,8 @@ use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, NumberOrString, ProgressToken, RequestMetaObject,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, NumberOrString, ProgressToken,
+    RequestMetaObject,
 };
 use serde_json::{Value, json};
 
@@ -90,6 +91,17 @@ async fn a_call_returns_text_and_structured_content(component: &str) {
     let refused = host.call("echo", json!({ "text": 3 })).await;
     assert!(refused.is_err() || refused.unwrap().is_error == Some(true));
     host.assert_clean_stdout();
+
+    // For a client of the tasks extension, the component's `tasks` export
+    // (a broken one keeps it from loading) makes `echo` never a task, and
+    // a countdown longer than a moment one.
+    let tasks = ClientCapabilities::builder().enable_tasks().build();
+    let host = Host::start(Start::new(component, &[]).client(TestClient::declaring(tasks)).discover()).await;
+    let echoed = host.client.call_tool_once(params("echo", json!({ "text": "now" }))).await.unwrap();
+    assert!(matches!(echoed, CallToolResponse::Complete(_)), "{echoed:?}");
+    let longer = params("countdown", json!({ "steps": 3, "step_ms": 100, "quiet": true }));
+    let counting = host.client.call_tool_once(longer).await.unwrap();
+    assert!(matches!(counting, CallToolResponse::Task(_)), "{counting:?}");
 }
 
 async fn a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up(component: &str) {

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use mcp_tool::{
     Annotations, Answer, CallResult, Context, Error, LogLevel, NoArgs, Question, RequestError, Result,
-    Structured, Tool,
+    Structured, TaskSupport, Tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,6 +66,8 @@ impl Tool for Echo {
     const NAME: &'static str = "echo";
     const DESCRIPTION: &'static str = "Returns the text it is given.";
     const ANNOTATIONS: Annotations = HARMLESS;
+    // Never a task: it answers at once, so a task would only add polling.
+    const TASKS: TaskSupport = TaskSupport::Forbidden;
     type Args = EchoArgs;
     type Output = Structured<Echoed>;
 

@@ -13,15 +13,19 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// A tool of the suite that takes no arguments: its name, description and
-/// what a call returns. (Defined before the modules, so `rounds` uses it.)
+/// A tool of the suite that takes no arguments: its name, description,
+/// task support (`optional` unless said) and what a call returns. (Defined before the modules, so `rounds` uses it.)
 macro_rules! fixture {
     ($tool:ident, $name:literal, $description:literal, |$cx:ident| $body:expr) => {
+        fixture!($tool, $name, $description, tasks = Optional, |$cx| $body);
+    };
+    ($tool:ident, $name:literal, $description:literal, tasks = $tasks:ident, |$cx:ident| $body:expr) => {
         pub(crate) struct $tool;
 
         impl ::mcp_tool::Tool for $tool {
             const NAME: &'static str = $name;
             const DESCRIPTION: &'static str = $description;
+            const TASKS: ::mcp_tool::TaskSupport = ::mcp_tool::TaskSupport::$tasks;
             type Args = $crate::Empty;
             type Output = ::mcp_tool::CallResult;
 
@@ -37,6 +41,7 @@ macro_rules! fixture {
 
 mod offers;
 mod rounds;
+mod tasks;
 
 use offers::{
     PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ReleaseNotesSkill, ReleaseNotesStyle,
@@ -46,6 +51,7 @@ use rounds::{
     InputCapabilities, InputElicitation, InputListRoots, InputMultiRound, InputMultiple, InputPrompt,
     InputRequestState, InputSampling, InputTamperedState, MissingCapability, StreamingElicitation,
 };
+use tasks::{ConfirmDelete, FailingJob, Greet, MultiInput, ProtocolErrorJob, SlowCompute, ToolWithTask};
 
 mcp_tool::export!(
     SimpleText,
@@ -73,7 +79,14 @@ mcp_tool::export!(
     InputMultiRound,
     InputCapabilities,
     MissingCapability,
-    StreamingElicitation;
+    StreamingElicitation,
+    Greet,
+    SlowCompute,
+    FailingJob,
+    ProtocolErrorJob,
+    ConfirmDelete,
+    MultiInput,
+    ToolWithTask;
     resources = [StaticText, StaticBinary, Watched, Spinning, ReleaseNotesSkill, ReleaseNotesStyle];
     templates = [Template];
     prompts = [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, InputPrompt]

@@ -209,3 +209,12 @@ impl completion::Guest for Hostile {
         })
     }
 }
+
+impl mcp_tool::raw::exports::mcp::tool::tasks::Guest for Hostile {
+    // Every tool `optional`: the host's checks of this list are unit tests
+    // (`component::set_task_support`), as a bad one keeps a component from
+    // loading at all.
+    fn list_task_support() -> Vec<(String, mcp_tool::TaskSupport)> {
+        Vec::new()
+    }
+}

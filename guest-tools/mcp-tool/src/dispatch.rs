@@ -4,11 +4,12 @@
 
 pub use crate::raw::mcp::tool::types::{CallError, CallResult, ToolInfo};
 
-use crate::{Cancelled, Context, Error, Output, Tool};
+use crate::{Cancelled, Context, Error, Output, TaskSupport, Tool};
 
 /// One tool of a component, as the exports need it.
 pub struct Entry {
     name: &'static str,
+    tasks: TaskSupport,
     info: fn() -> ToolInfo,
     call: fn(Context, &str) -> Result<CallResult, Error>,
 }
@@ -16,13 +17,22 @@ pub struct Entry {
 impl Entry {
     /// The entry of tool `T`.
     pub const fn of<T: Tool>() -> Entry {
-        Entry { name: T::NAME, info: info::<T>, call: call_tool::<T> }
+        Entry { name: T::NAME, tasks: T::TASKS, info: info::<T>, call: call_tool::<T> }
     }
 }
 
 /// `list-tools`: every tool's description, in the order `export!` names them.
 pub fn list_tools(tools: &[Entry]) -> Vec<ToolInfo> {
     tools.iter().map(|tool| (tool.info)()).collect()
+}
+
+/// `list-task-support`: the tools whose calls are not `optional` tasks.
+pub fn list_task_support(tools: &[Entry]) -> Vec<(String, TaskSupport)> {
+    tools
+        .iter()
+        .filter(|tool| tool.tasks != TaskSupport::Optional)
+        .map(|tool| (tool.name.to_string(), tool.tasks))
+        .collect()
 }
 
 /// `call`: finds the tool by name and runs it.

@@ -77,7 +77,7 @@ mod schema;
 pub mod __private {
     pub use crate::dispatch::{
         Entry, PromptEntry, ResourceEntry, TemplateEntry, call, complete, get_prompt, list_prompts,
-        list_resources, list_templates, list_tools, read,
+        list_resources, list_task_support, list_templates, list_tools, read,
     };
     pub use crate::offers::skill_mime_type;
 }
@@ -89,6 +89,7 @@ pub use output::{Output, Structured};
 pub use raw::exports::mcp::tool::prompts::Role;
 pub use schema::{NoArgs, form_schema, input_schema, output_schema};
 
+pub use raw::exports::mcp::tool::tasks::TaskSupport;
 pub use raw::mcp::tool::cancellation::Cancelled;
 pub use raw::mcp::tool::client::{LogLevel, RequestError, Root};
 pub use raw::mcp::tool::types::{
@@ -199,6 +200,12 @@ pub trait Tool: 'static {
     /// Whether a call needs the user's approval before it runs: `None` lets
     /// the host decide (tools hinted destructive need it).
     const NEEDS_APPROVAL: Option<bool> = None;
+    /// Whether a call may run as a task, for a client that speaks MCP's
+    /// tasks extension: `Optional` (a call that takes more than a moment,
+    /// or asks the user something, becomes one), `Forbidden` (it always
+    /// answers in its own response) or `Required` (it only runs as a task;
+    /// other clients are refused).
+    const TASKS: TaskSupport = TaskSupport::Optional;
 
     /// The arguments, deserialized from the call's JSON object. Its JSON
     /// Schema is the tool's input schema: the host checks every call
@@ -239,9 +246,9 @@ pub trait Tool: 'static {
 /// mcp_tool::export!(; resources = [Readme]);
 /// ```
 ///
-/// The component exports all four interfaces of the contract (`tool`,
-/// `resources`, `prompts`, `completion`); what it does not offer is listed
-/// empty. Completion asks the prompt's or template's `complete`.
+/// The component exports all five interfaces of the contract (`tool`,
+/// `resources`, `prompts`, `completion`, `tasks`); what it does not offer
+/// is listed empty, and each tool's [`Tool::TASKS`] is its task support. Completion asks the prompt's or template's `complete`.
 ///
 /// The host runs `cleanup` in a fresh instance, once for each call that did
 /// not return normally, so it sees none of the call's memory: name anything
@@ -343,6 +350,12 @@ macro_rules! export {
                 $crate::raw::exports::mcp::tool::prompts::PromptError,
             > {
                 $crate::__private::get_prompt(__McpToolComponent::PROMPTS, call_id, name, arguments, cancelled)
+            }
+        }
+
+        impl $crate::raw::exports::mcp::tool::tasks::Guest for __McpToolComponent {
+            fn list_task_support() -> ::std::vec::Vec<(::std::string::String, $crate::TaskSupport)> {
+                $crate::__private::list_task_support(__McpToolComponent::TOOLS)
             }
         }
 

@@ -4,7 +4,7 @@
 
 import { defineServer, s, user } from "./mcp-tool.js";
 
-export const { tool, resources, prompts, completion } = defineServer({
+export const { tool, resources, prompts, completion, tasks } = defineServer({
   tools: [
     {
       name: "greet",

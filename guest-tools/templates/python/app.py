@@ -6,10 +6,10 @@ arguments)."""
 import time
 from typing import Annotated, Literal
 
-from mcp_tool import Completion, Context, Prompts, Resources, Tool, prompt, resource, tool, user
+from mcp_tool import Completion, Context, Prompts, Resources, Tasks, Tool, prompt, resource, tool, user
 
-# What componentize-py exports as mcp:tool/tool, resources, prompts and completion.
-__all__ = ["Completion", "Prompts", "Resources", "Tool"]
+# What componentize-py exports as mcp:tool/tool, resources, prompts, completion and tasks.
+__all__ = ["Completion", "Prompts", "Resources", "Tasks", "Tool"]
 
 
 @tool(read_only=True)

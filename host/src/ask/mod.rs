@@ -132,10 +132,50 @@ pub enum Delivery {
     /// carrying the answer resumes it (protocol 2026-07-28, where servers
     /// send clients no requests).
     Rounds(RoundTrips),
-    /// As the task's `input_required` status, answered by `tasks/update`.
+    /// As the task's `input_required` status, answered by `tasks/update`;
+    /// the call becomes a task at its first question if it is not one yet.
     /// The token stops the call when a question's lease runs out (rmcp
     /// cannot withdraw one pending input, so the task must end instead).
-    Task(TaskContext, CancellationToken),
+    Task(Arc<TaskSlot>, CancellationToken),
+}
+
+/// The task a call runs as, made only once the call needs one: when it
+/// asks the user something, or runs past the moment a quick call answers
+/// in its own response (SEP-2663's immediate result).
+#[derive(Default)]
+pub struct TaskSlot {
+    task: std::sync::OnceLock<TaskContext>,
+    /// A question is waiting for the task: the request that started the
+    /// call makes it now (a permit is kept if it is not listening yet).
+    wanted: tokio::sync::Notify,
+    /// The task was made.
+    made: tokio::sync::Notify,
+}
+
+impl TaskSlot {
+    /// Puts the task the call became in the slot.
+    pub fn fill(&self, task: TaskContext) {
+        let _ = self.task.set(task);
+        self.made.notify_waiters();
+    }
+
+    /// Resolves when a question of the call needs its task.
+    pub async fn wanted(&self) {
+        self.wanted.notified().await;
+    }
+
+    /// The call's task, asking for it to be made if need be.
+    async fn task(&self) -> &TaskContext {
+        loop {
+            // Listening before looking: a `fill` in between still wakes us.
+            let made = self.made.notified();
+            if let Some(task) = self.task.get() {
+                return task;
+            }
+            self.wanted.notify_one();
+            made.await;
+        }
+    }
 }
 
 /// Where a call in rounds sends its pauses.

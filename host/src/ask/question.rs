@@ -377,7 +377,12 @@ impl CallChannel {
                 }
                 answers
             }
-            Delivery::Task(task, unanswered) => {
+            Delivery::Task(slot, unanswered) => {
+                let task = tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => return none_of(n, || AskError::Cancelled),
+                    task = slot.task() => task,
+                };
                 let asked = questions
                     .into_iter()
                     .map(|PausedKey { key, request, .. }| task.request_input(key, request));

@@ -1,12 +1,14 @@
 //! One tool as the host lists it: its name, description and schemas,
 //! checked and bounded whichever kind of component declared it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
 use crate::config::Selection;
+use crate::contract::tasks_export::TaskSupport;
 use crate::contract::types::{Annotations, ToolInfo};
 use crate::log_text::escaped;
 use crate::schema::{SCHEMA_LIMITS, Schema};
@@ -32,6 +34,9 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// The component's own word on whether calls need the user's approval.
     pub needs_approval: Option<bool>,
+    /// Whether its calls may run as tasks (the component's `tasks` export;
+    /// `optional` when it says nothing).
+    pub tasks: TaskSupport,
 }
 
 impl ToolSpec {
@@ -65,6 +70,7 @@ impl ToolSpec {
             output: output.map(Arc::new),
             annotations: info.annotations,
             needs_approval: info.needs_approval,
+            tasks: TaskSupport::Optional,
         })
     }
 }
@@ -119,10 +125,43 @@ pub fn apply_selection(selection: &Selection, tools: Vec<ToolSpec>) -> Result<Ve
         .collect()
 }
 
+/// Gives each tool named in `support` (the `tasks` export) its task
+/// support. A name that is no tool of the component is an error, and so is
+/// one named twice: the list is the component's, and bounded by its tools.
+pub(super) fn set_task_support(tools: &mut [ToolSpec], support: Vec<(String, TaskSupport)>) -> Result<()> {
+    let mut by_name: HashMap<&str, usize> =
+        tools.iter().enumerate().map(|(at, tool)| (tool.guest_name.as_str(), at)).collect();
+    let mut set = Vec::with_capacity(support.len().min(tools.len()));
+    for (name, tasks) in support {
+        let Some(at) = by_name.remove(name.as_str()) else {
+            bail!("`{}` is no tool of the component, or is named twice", escaped(name));
+        };
+        set.push((at, tasks));
+    }
+    for (at, tasks) in set {
+        tools[at].tasks = tasks;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Hints;
+
+    #[test]
+    fn task_support_names_tools_of_the_component_once_each() {
+        let input = r#"{"type":"object"}"#;
+        let named =
+            |name: &str| ToolSpec::from_info(ToolInfo { name: name.into(), ..info(input, None) }).unwrap();
+        let mut tools = vec![named("greet"), named("job")];
+        set_task_support(&mut tools, vec![("job".into(), TaskSupport::Required)]).unwrap();
+        assert_eq!((tools[0].tasks, tools[1].tasks), (TaskSupport::Optional, TaskSupport::Required));
+        let unknown = set_task_support(&mut tools, vec![("ghost\u{1b}[2J".into(), TaskSupport::Forbidden)]);
+        assert!(unknown.unwrap_err().to_string().contains("is no tool of the component"));
+        let twice = vec![("job".into(), TaskSupport::Forbidden), ("job".into(), TaskSupport::Required)];
+        assert!(set_task_support(&mut tools, twice).is_err());
+    }
 
     #[test]
     fn a_selection_and_a_prefix_rename_and_filter_the_tools() {

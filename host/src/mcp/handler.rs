@@ -5,8 +5,8 @@
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
-    GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ClientCapabilities, CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, SKILLS_EXTENSION_ID,
@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::{ToolServer, access, mode, status, subscriptions};
 use crate::audit::Who;
 use crate::auth::Lacking;
+use crate::contract::tasks_export::TaskSupport;
 use crate::telemetry::spans;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
@@ -382,8 +383,24 @@ impl ServerHandler for ToolServer {
                 }
             };
             let plan = checked.admitted(access::share(self.caller.shared.fairness.as_ref(), &context)?);
-            if context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
-                return Ok(mode::task::start(self, plan, &context, span));
+            let speaks_tasks = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
+            match (plan.spec().tasks, speaks_tasks) {
+                (TaskSupport::Required, false) => {
+                    // The tool runs only as a task (SEP-2663): refused before it runs.
+                    audit.refused(Who::of(&context), &plan.spec().name, &plan.arguments, "needs-tasks").await;
+                    let tasks = ClientCapabilities::builder().enable_tasks().build();
+                    return Err(McpError::missing_required_client_capability(tasks));
+                }
+                // In parked rounds (2026-07-28, no `--state-key-file`) the
+                // call becomes a task there, after a question if it asks one
+                // first; elsewhere it is a task from the start.
+                (TaskSupport::Optional | TaskSupport::Required, true)
+                    if !mode::rounds::speaks_in_rounds(&context)
+                        || self.caller.shared.state_keys.is_some() =>
+                {
+                    return mode::task::start(self, plan, &context, span).await;
+                }
+                _ => {}
             }
             if mode::rounds::speaks_in_rounds(&context) {
                 return mode::rounds::start(self, plan, &context, span, given).await;

@@ -376,6 +376,19 @@ impl Caller {
         channel: Box<CallChannel>,
         who: audit::Who,
     ) -> Result<CallToolResponse, McpError> {
+        let outcome = self.run_planned(plan, signals, channel, who).await?;
+        result::to_response(&plan.spec().name, outcome)
+    }
+
+    /// [`Self::execute`] up to the call's outcome, for a caller that
+    /// answers with something else than a `tools/call` response (a task).
+    async fn run_planned(
+        &self,
+        plan: &CallPlan,
+        signals: CallSignals,
+        channel: Box<CallChannel>,
+        who: audit::Who,
+    ) -> Result<CallOutcome, McpError> {
         let name = &plan.spec().name;
         let approval = plan.approval_question();
         let needs_approval = approval.is_some();
@@ -395,6 +408,6 @@ impl Caller {
         {
             return Err(McpError::missing_required_client_capability(required));
         }
-        result::to_response(name, outcome)
+        Ok(outcome)
     }
 }

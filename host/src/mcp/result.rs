@@ -1,5 +1,6 @@
 //! A call's outcome as the MCP response: what the guest returned, or an
-//! `isError` result saying in the user's terms why there is none.
+//! `isError` result saying in the user's terms why there is none (for a
+//! task, a `failed` status with that text when the host ended the call).
 //!
 //! Guests hand over raw bytes and JSON text; this is where they are
 //! base64-encoded and parsed, and where malformed output becomes an
@@ -9,6 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Resource, ResourceContents};
+use rmcp::task_manager::TaskExit;
 use serde_json::Value;
 
 use crate::call::CallOutcome;
@@ -18,39 +20,66 @@ use crate::contract::types::{CallError, CallResult, Content, ResourceBody, StopR
 pub(super) fn to_response(tool: &str, outcome: CallOutcome) -> Result<CallToolResponse, McpError> {
     let result: CallToolResult = match outcome {
         CallOutcome::Returned(Ok(result)) => to_mcp(tool, result),
-        CallOutcome::Returned(Err(error)) => error_result(match error {
-            CallError::Failed(message) => message,
-            CallError::InvalidArguments(message) => format!("invalid arguments: {message}"),
-            CallError::UnknownTool(other) => {
-                format!("component error: `{tool}` was listed but the component does not know `{other}`")
-            }
-            CallError::Cancelled => format!("tool `{tool}` said it was cancelled, but the call was not"),
-        }),
+        CallOutcome::Returned(Err(error)) => error_result(call_error_text(tool, error)),
         // The client asked for no result: rmcp sends nothing for a cancelled
         // request, so this error never reaches the wire.
         CallOutcome::Stopped(StopReason::ClientCancelled) => {
             return Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None));
         }
-        CallOutcome::Stopped(StopReason::NoAnswer) => error_result(format!(
-            "tool `{tool}` was stopped: it waited for the user's answer longer than its lease (--approval-timeout)"
-        )),
-        CallOutcome::Stopped(_) => {
-            error_result(format!("tool `{tool}` was stopped: the server is shutting down"))
+        other => error_result(why_no_result(tool, &other)),
+    };
+    Ok(CallToolResponse::Complete(result))
+}
+
+/// How a task running a call of `tool` ends with `outcome` (SEP-2663): what
+/// the tool answered, its own error included, completes the task (an
+/// approval the user did not give is such an answer); a cancel cancels it;
+/// what the host had to end — a limit, a crash, a broken result, a lease
+/// that ran out — fails it with a JSON-RPC error saying why.
+pub(super) fn to_task_end(tool: &str, outcome: CallOutcome) -> Result<CallToolResult, TaskExit> {
+    match outcome {
+        CallOutcome::Returned(Ok(result)) => Ok(to_mcp(tool, result)),
+        CallOutcome::Returned(Err(error)) => Ok(error_result(call_error_text(tool, error))),
+        CallOutcome::Declined(_) => Ok(error_result(why_no_result(tool, &outcome))),
+        CallOutcome::Stopped(StopReason::ClientCancelled) => Err(TaskExit::Cancelled),
+        other => Err(TaskExit::Error(McpError::internal_error(why_no_result(tool, &other), None))),
+    }
+}
+
+/// What a tool's own error says.
+fn call_error_text(tool: &str, error: CallError) -> String {
+    match error {
+        CallError::Failed(message) => message,
+        CallError::InvalidArguments(message) => format!("invalid arguments: {message}"),
+        CallError::UnknownTool(other) => {
+            format!("component error: `{tool}` was listed but the component does not know `{other}`")
         }
-        CallOutcome::LimitHit(limit) => error_result(format!("tool `{tool}` was stopped: {limit}")),
-        CallOutcome::Crashed(detail) => error_result(format!("tool `{tool}` crashed: {detail}")),
+        CallError::Cancelled => format!("tool `{tool}` said it was cancelled, but the call was not"),
+    }
+}
+
+/// Why a call of `tool` that ended with `outcome` has no result of its own.
+fn why_no_result(tool: &str, outcome: &CallOutcome) -> String {
+    match outcome {
+        CallOutcome::Returned(_) => format!("tool `{tool}` returned"),
+        CallOutcome::Stopped(StopReason::ClientCancelled) => format!("tool `{tool}` was cancelled"),
+        CallOutcome::Stopped(StopReason::NoAnswer) => format!(
+            "tool `{tool}` was stopped: it waited for the user's answer longer than its lease (--approval-timeout)"
+        ),
+        CallOutcome::Stopped(_) => format!("tool `{tool}` was stopped: the server is shutting down"),
+        CallOutcome::LimitHit(limit) => format!("tool `{tool}` was stopped: {limit}"),
+        CallOutcome::Crashed(detail) => format!("tool `{tool}` crashed: {detail}"),
         CallOutcome::Declined(why) => {
-            error_result(format!("tool `{tool}` did not run: it needs the user's approval, and {why}"))
+            format!("tool `{tool}` did not run: it needs the user's approval, and {why}")
         }
         CallOutcome::BadOutput(problem) => {
-            error_result(format!("tool `{tool}` returned a result that breaks its output schema: {problem}"))
+            format!("tool `{tool}` returned a result that breaks its output schema: {problem}")
         }
         // Its pause went out sealed; nobody waits for this response.
         CallOutcome::HandedOff => {
-            error_result(format!("tool `{tool}` paused; it continues where the client's answer lands"))
+            format!("tool `{tool}` paused; it continues where the client's answer lands")
         }
-    };
-    Ok(CallToolResponse::Complete(result))
+    }
 }
 
 /// Converts a guest's result. `tool` names the tool in error messages.

@@ -14,6 +14,7 @@ use crate::contract::cancellation::Cancelled;
 use crate::contract::completion_export::{self, Completions};
 use crate::contract::prompts_export::{self, PromptError, PromptInfo, PromptResult, Role};
 use crate::contract::resources_export::{self, ReadError, ResourceContents, ResourceInfo, ResourceTemplate};
+use crate::contract::tasks_export::{self, TaskSupport};
 use crate::contract::tool_export;
 use crate::contract::types::{CallError, CallResult, Content, EmbeddedResource, ResourceBody, ToolInfo};
 use crate::operation::Operation;
@@ -30,6 +31,7 @@ pub struct ContractCode {
     resources: Option<resources_export::GuestIndices>,
     prompts: Option<prompts_export::GuestIndices>,
     completion: Option<completion_export::GuestIndices>,
+    tasks: Option<tasks_export::GuestIndices>,
 }
 
 /// What a component offers, read once when it is loaded.
@@ -41,6 +43,8 @@ pub struct Listing {
     pub prompts: Vec<PromptInfo>,
     /// It exports `completion`.
     pub completes: bool,
+    /// The tools whose calls are not `optional` tasks (`tasks` export).
+    pub task_support: Vec<(String, TaskSupport)>,
     /// The fixed resources read at load, in the listing's instance
     /// (`Guest::list`): the files of the component's skills.
     pub read: Vec<ReadAtLoad>,
@@ -83,6 +87,7 @@ impl ContractCode {
             resources: find(&pre, "resources", resources_export::GuestIndices::new)?,
             prompts: find(&pre, "prompts", prompts_export::GuestIndices::new)?,
             completion: find(&pre, "completion", completion_export::GuestIndices::new)?,
+            tasks: find(&pre, "tasks", tasks_export::GuestIndices::new)?,
             pre,
         })
     }
@@ -110,6 +115,10 @@ impl ContractCode {
         if let Some(completion) = &self.completion {
             completion.load(&mut *store, instance)?;
             listing.completes = true;
+        }
+        if let Some(tasks) = &self.tasks {
+            listing.task_support =
+                tasks.load(&mut *store, instance)?.call_list_task_support(&mut *store).await?;
         }
         Ok(listing)
     }

@@ -22,22 +22,26 @@ mod sealed;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, InputRequiredResult, InputResponses, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult, InputResponses,
+    ProtocolVersion,
 };
 use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskContext, TaskExit};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use super::task;
 use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
 use crate::audit::Who;
 use crate::call::{CallOutcome, CallSignals, Share};
 use crate::component::ToolComponent;
+use crate::contract::tasks_export::TaskSupport;
 use crate::mcp::tools::CallPlan;
-use crate::mcp::{ToolServer, access};
+use crate::mcp::{ToolServer, access, result};
 use crate::operation::Operation;
 
 pub(in crate::mcp) use parked::PausedCalls;
@@ -92,28 +96,34 @@ fn prompt_label(name: &str) -> String {
     format!("prompts/get {name}")
 }
 
-/// How a call in rounds ended: a tool's response or a prompt's.
+/// How a call in rounds ended: a tool call's outcome, or a prompt's
+/// messages.
 pub(in crate::mcp) enum Finished {
-    /// A tool's response.
-    Tool(CallToolResponse),
+    /// The tool (named) and how its call ended.
+    Tool(String, CallOutcome),
     /// A prompt's messages.
     Prompt(GetPromptResult),
 }
 
-/// What one request in rounds answers: the end, or a pause.
+/// What one request in rounds answers: the end, a pause, or the task the
+/// call became.
 pub(in crate::mcp) enum Round {
     /// The call ended.
     Finished(Finished),
     /// The call asks the user first.
     Input(InputRequiredResult),
+    /// The call ran past [`task::QUICK`] for a client of the tasks
+    /// extension: it runs on as this task.
+    Task(CreateTaskResult),
 }
 
 impl Round {
     /// As a `tools/call` response.
     fn into_tool(self) -> Result<CallToolResponse, McpError> {
         match self {
-            Round::Finished(Finished::Tool(response)) => Ok(response),
+            Round::Finished(Finished::Tool(tool, outcome)) => result::to_response(&tool, outcome),
             Round::Input(input) => Ok(CallToolResponse::InputRequired(input)),
+            Round::Task(task) => Ok(CallToolResponse::Task(task)),
             Round::Finished(Finished::Prompt(_)) => {
                 Err(McpError::internal_error("a prompt answered a tool call", None))
             }
@@ -125,7 +135,7 @@ impl Round {
         match self {
             Round::Finished(Finished::Prompt(result)) => Ok(GetPromptResponse::Complete(result)),
             Round::Input(input) => Ok(GetPromptResponse::InputRequired(input)),
-            Round::Finished(Finished::Tool(_)) => {
+            Round::Finished(Finished::Tool(..)) | Round::Task(_) => {
                 Err(McpError::internal_error("a tool answered a prompt", None))
             }
         }
@@ -205,7 +215,8 @@ async fn resume_parked(
 ) -> Result<Round, McpError> {
     let paused = &server.calls(context).paused;
     let owner = access::caller(context).map(|principal| principal.key());
-    paused.resume(state, label, owner.as_deref(), responses, &context.ct).instrument(span).await
+    let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
+    paused.resume(state, label, owner.as_deref(), responses, &context.ct, turn).instrument(span.clone()).await
 }
 
 /// Starts `work` in a task of its own, `book` holding the answers it was
@@ -236,6 +247,15 @@ async fn launch(
         handed_off: signals.handed_off.clone(),
         given: given.unwrap_or_default(),
     };
+    // A tool's call may become a task (never in sealed rounds, which stop
+    // at each pause); the bounds its task's time to live must cover.
+    let becomes_task = match &work {
+        Work::Tool(plan) if sealing.is_none() && may_become_task(plan, context) => {
+            let limits = plan.route.component.limits.timeout + caller.shared.ask_policy.approval_timeout;
+            Some(TaskBounds { ttl: limits, scopes: plan.route.scopes.clone() })
+        }
+        _ => None,
+    };
     let execution = Execution {
         tool: work.label(),
         owner: access::caller(context).map(|principal| principal.key()),
@@ -243,6 +263,7 @@ async fn launch(
         done,
         signals: signals.clone(),
         early: None,
+        becomes_task,
     };
     let who = Who::of(context);
     match work {
@@ -251,10 +272,11 @@ async fn launch(
             let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), progress);
             tokio::spawn(
                 async move {
-                    let response = caller.execute(&plan, signals, channel, who).await;
-                    let _ = done_tx.send(response.map(Finished::Tool));
+                    let outcome = caller.run_planned(&plan, signals, channel, who).await;
+                    let _ = done_tx
+                        .send(outcome.map(|outcome| Finished::Tool(plan.spec().name.clone(), outcome)));
                 }
-                .instrument(span),
+                .instrument(span.clone()),
             );
         }
         Work::Prompt(run) => {
@@ -271,13 +293,67 @@ async fn launch(
                         .await;
                     let _ = done_tx.send((run.finish)(&what, outcome).map(Finished::Prompt));
                 }
-                .instrument(span),
+                .instrument(span.clone()),
             );
         }
     }
     match sealing {
         Some(sealing) => sealing.drive(execution, &context.ct, server.caller.shared.runner.stats()).await,
-        None => server.calls(context).paused.drive(execution, &context.ct).await,
+        None => {
+            let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
+            server.calls(context).paused.drive(execution, &context.ct, turn).await
+        }
+    }
+}
+
+/// Whether `plan`'s call may become a task for `context`'s client: it
+/// speaks the tasks extension, and the tool's calls are not `forbidden`
+/// tasks.
+fn may_become_task(plan: &CallPlan, context: &RequestContext<RoleServer>) -> bool {
+    plan.spec().tasks != TaskSupport::Forbidden
+        && context.client_capabilities().is_some_and(|caps| caps.supports_tasks())
+}
+
+/// What a call that may become a task needs for it.
+struct TaskBounds {
+    /// The longest the call may take (its deadline and a pause's lease):
+    /// the task's time to live covers it.
+    ttl: std::time::Duration,
+    /// The tool's scopes, which whoever reads the task must hold.
+    scopes: Arc<[String]>,
+}
+
+/// Turns a call in rounds that ran past [`task::QUICK`] into a task of
+/// the request's session.
+pub(super) struct TaskTurn<'a> {
+    server: &'a ToolServer,
+    context: &'a RequestContext<RoleServer>,
+    span: tracing::Span,
+}
+
+impl<'a> TaskTurn<'a> {
+    /// For `execution`, when it may become a task at all.
+    fn new(
+        server: &'a ToolServer,
+        execution: &Execution,
+        context: &'a RequestContext<RoleServer>,
+        span: tracing::Span,
+    ) -> Option<Self> {
+        execution.becomes_task.as_ref().map(|_| TaskTurn { server, context, span })
+    }
+
+    /// The task `execution` runs on as; its questions from now on show as
+    /// the task's `input_required` status.
+    fn make(self, execution: Execution) -> CreateTaskResult {
+        let calls = self.server.calls(self.context);
+        let bounds = execution.becomes_task.as_ref().expect("checked by TaskTurn::new");
+        let (tool, scopes) = (execution.tool.clone(), bounds.scopes.clone());
+        let task = task::spawn(&calls.tasks, bounds.ttl, execution.signals.client_cancel.clone(), |task| {
+            execution.run_as(task).instrument(self.span)
+        });
+        // Before the client learns the id: no request of its can come first.
+        calls.owners.claim(&task.task_id, &tool, scopes, self.context, &calls.tasks);
+        CreateTaskResult::new(task)
     }
 }
 
@@ -299,6 +375,8 @@ struct Execution {
     /// The call's response if it ended while parked with no request
     /// driving it, taken from its channel by [`Execution::unhook`].
     early: Option<Result<Finished, McpError>>,
+    /// Set when the call may become a task (the tasks extension).
+    becomes_task: Option<TaskBounds>,
 }
 
 /// Where a call driven for a request got to.
@@ -307,21 +385,29 @@ enum Step {
     Done(Result<Finished, McpError>),
     /// It asked the user.
     Paused(Execution, Box<Pause>),
+    /// It may become a task, and is still running after [`task::QUICK`].
+    Slow(Execution),
 }
 
 impl Execution {
     /// Drives the call for the request whose cancellation is `request`,
-    /// until it finishes or pauses. A cancelled request stops the call.
+    /// until it finishes or pauses, or runs past [`task::QUICK`] when it
+    /// may become a task. A cancelled request stops the call.
     async fn step(mut self, request: &CancellationToken) -> Step {
         if let Some(done) = self.early.take() {
             return Step::Done(done);
         }
+        let quick = self.becomes_task.is_some();
         tokio::select! {
             biased;
             done = &mut self.done => Step::Done(Self::response(done)),
             Some(pause) = self.pauses.recv() => {
                 self.unhook();
                 Step::Paused(self, pause)
+            }
+            () = tokio::time::sleep(task::QUICK), if quick => {
+                self.unhook();
+                Step::Slow(self)
             }
             () = request.cancelled() => {
                 self.signals.client_cancel.cancel();
@@ -352,5 +438,46 @@ impl Execution {
         if let std::task::Poll::Ready(Some(pause)) = self.pauses.poll_recv(&mut cx) {
             tracing::warn!(tool = %self.tool, questions = pause.questions.len(), "a parked call paused twice at once");
         }
+    }
+
+    /// Runs the call on as `task` to its end: each pause's questions go to
+    /// the task's `input_required` status, within the pause's lease; a
+    /// `tasks/cancel` stops the call the usual way.
+    async fn run_as(mut self, task: TaskContext) -> Result<CallToolResult, TaskExit> {
+        let signals = self.signals.clone();
+        let done = loop {
+            if let Some(done) = self.early.take() {
+                break done;
+            }
+            tokio::select! {
+                biased;
+                done = &mut self.done => break Self::response(done),
+                Some(pause) = self.pauses.recv() => ask_in_task(&task, *pause, &signals).await,
+                () = task.cancelled(), if !signals.client_cancel.is_cancelled() => signals.client_cancel.cancel(),
+            }
+        };
+        match done {
+            Ok(Finished::Tool(tool, outcome)) => result::to_task_end(&tool, outcome),
+            Ok(Finished::Prompt(_)) => {
+                Err(TaskExit::Error(McpError::internal_error("a prompt became a task", None)))
+            }
+            Err(_) if task.is_cancel_requested() => Err(TaskExit::Cancelled),
+            Err(error) => Err(TaskExit::Error(error)),
+        }
+    }
+}
+
+/// Puts `pause`'s questions to the client through `task` and hands each
+/// answer to the call; when the lease runs out first, the call is stopped
+/// as unanswered, and a `tasks/cancel` as cancelled.
+async fn ask_in_task(task: &TaskContext, pause: Pause, signals: &CallSignals) {
+    let asked = pause.questions.into_iter().map(|question| async move {
+        if let Ok(answer) = task.request_input(question.key, question.request).await {
+            let _ = question.answer.send(answer);
+        }
+    });
+    tokio::select! {
+        _ = futures_util::future::join_all(asked) => {}
+        () = tokio::time::sleep(pause.lease) => signals.unanswered.cancel(),
     }
 }

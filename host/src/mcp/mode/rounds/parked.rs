@@ -25,7 +25,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::time::{DelayQueue, delay_queue};
 
-use super::{Execution, Round, Step};
+use super::{Execution, Round, Step, TaskTurn};
 use crate::ask::Pause;
 use crate::stats::{Live, Stats};
 
@@ -118,14 +118,21 @@ impl PausedCalls {
     /// until the call finishes (its response) or pauses (an
     /// `input_required` result, the call held under a lease). A cancelled
     /// request stops the call.
-    pub(super) async fn drive(
+    /// A call that may become a task and runs past [`super::task::QUICK`]
+    /// becomes the task `turn` makes.
+    pub(super) async fn drive<'a>(
         self: &Arc<Self>,
         execution: Execution,
         request: &CancellationToken,
+        turn: impl FnOnce(&Execution) -> Option<TaskTurn<'a>>,
     ) -> Result<Round, McpError> {
         match execution.step(request).await {
             Step::Done(response) => response.map(Round::Finished),
             Step::Paused(execution, pause) => Ok(Round::Input(self.hold(execution, *pause))),
+            Step::Slow(execution) => match turn(&execution) {
+                Some(turn) => Ok(Round::Task(turn.make(execution))),
+                None => Err(McpError::internal_error("a call that cannot be a task ran as one", None)),
+            },
         }
     }
 
@@ -167,13 +174,14 @@ impl PausedCalls {
 
     /// Resumes the call paused under `id` with the client's `responses`,
     /// and drives it on for `request`; only `owner`, who started it, may.
-    pub(super) async fn resume(
+    pub(super) async fn resume<'a>(
         self: &Arc<Self>,
         id: &str,
         tool: &str,
         owner: Option<&str>,
         responses: Option<InputResponses>,
         request: &CancellationToken,
+        turn: impl FnOnce(&Execution) -> Option<TaskTurn<'a>>,
     ) -> Result<Round, McpError> {
         let lease = {
             let mut leases = self.leases.lock().unwrap();
@@ -201,6 +209,6 @@ impl PausedCalls {
         for (key, answer) in lease.answers {
             let _ = answer.send(responses.remove(&key).unwrap_or_else(|| json!({ "action": "cancel" })));
         }
-        self.drive(lease.execution, request).await
+        self.drive(lease.execution, request, turn).await
     }
 }

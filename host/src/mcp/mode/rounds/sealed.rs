@@ -50,6 +50,8 @@ impl Sealing {
         match execution.step(request).await {
             Step::Done(response) => response.map(Round::Finished),
             Step::Paused(execution, pause) => self.hand_off(&execution, *pause, stats).map(Round::Input),
+            // Sealed calls never become tasks (`launch` does not let them).
+            Step::Slow(_) => Err(McpError::internal_error("a sealed call ran as a task", None)),
         }
     }
 
