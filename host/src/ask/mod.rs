@@ -139,12 +139,28 @@ pub enum Delivery {
     Task(Arc<TaskSlot>, CancellationToken),
 }
 
+/// `key`, or `key-2`, `key-3`, ... if `used` has it: a task's
+/// `inputRequests` keys must be unique over its lifetime (rmcp refuses a
+/// reused one), while a tool may ask under the same key in two rounds. At
+/// most `--max-questions` keys a call.
+pub fn unique_key(used: &mut std::collections::HashSet<String>, key: String) -> String {
+    let mut candidate = key.clone();
+    let mut n = 1;
+    while !used.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{key}-{n}");
+    }
+    candidate
+}
+
 /// The task a call runs as, made only once the call needs one: when it
 /// asks the user something, or runs past the moment a quick call answers
 /// in its own response (SEP-2663's immediate result).
 #[derive(Default)]
 pub struct TaskSlot {
     task: std::sync::OnceLock<TaskContext>,
+    /// The `inputRequests` keys the task has used (see [`unique_key`]).
+    used_keys: std::sync::Mutex<std::collections::HashSet<String>>,
     /// A question is waiting for the task: the request that started the
     /// call makes it now (a permit is kept if it is not listening yet).
     wanted: tokio::sync::Notify,
@@ -162,6 +178,11 @@ impl TaskSlot {
     /// Resolves when a question of the call needs its task.
     pub async fn wanted(&self) {
         self.wanted.notified().await;
+    }
+
+    /// A key for `key` that the task has not used yet.
+    fn key_for(&self, key: String) -> String {
+        unique_key(&mut self.used_keys.lock().unwrap_or_else(std::sync::PoisonError::into_inner), key)
     }
 
     /// The call's task, asking for it to be made if need be.
@@ -495,5 +516,22 @@ impl CallChannel {
     /// beside the call. Earlier sessions have no error for it.
     pub fn missing_capabilities(&self) -> Option<MissingCapabilities> {
         matches!(self.delivery, Delivery::Rounds(_)).then(|| self.missing.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_key;
+
+    #[test]
+    fn a_key_asked_again_in_a_task_gets_a_fresh_name() {
+        let mut used = std::collections::HashSet::new();
+        let keys: Vec<String> = ["confirm", "confirm", "name", "confirm"]
+            .iter()
+            .map(|key| unique_key(&mut used, key.to_string()))
+            .collect();
+        assert_eq!(keys, ["confirm", "confirm-2", "name", "confirm-3"]);
+        // A tool's own key that looks like a fresh one is kept apart too.
+        assert_eq!(unique_key(&mut used, "confirm-2".into()), "confirm-2-2");
     }
 }

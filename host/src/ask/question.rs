@@ -385,7 +385,7 @@ impl CallChannel {
                 };
                 let asked = questions
                     .into_iter()
-                    .map(|PausedKey { key, request, .. }| task.request_input(key, request));
+                    .map(|PausedKey { key, request, .. }| task.request_input(slot.key_for(key), request));
                 tokio::select! {
                     biased;
                     answers = futures_util::future::join_all(asked) => {

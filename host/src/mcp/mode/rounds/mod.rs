@@ -19,6 +19,7 @@
 mod parked;
 mod sealed;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -35,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::task;
-use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
+use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips, unique_key};
 use crate::audit::Who;
 use crate::call::{CallOutcome, CallSignals, Share};
 use crate::component::ToolComponent;
@@ -445,6 +446,7 @@ impl Execution {
     /// `tasks/cancel` stops the call the usual way.
     async fn run_as(mut self, task: TaskContext) -> Result<CallToolResult, TaskExit> {
         let signals = self.signals.clone();
+        let mut used_keys = HashSet::new();
         let done = loop {
             if let Some(done) = self.early.take() {
                 break done;
@@ -452,7 +454,7 @@ impl Execution {
             tokio::select! {
                 biased;
                 done = &mut self.done => break Self::response(done),
-                Some(pause) = self.pauses.recv() => ask_in_task(&task, *pause, &signals).await,
+                Some(pause) = self.pauses.recv() => ask_in_task(&task, *pause, &signals, &mut used_keys).await,
                 () = task.cancelled(), if !signals.client_cancel.is_cancelled() => signals.client_cancel.cancel(),
             }
         };
@@ -467,17 +469,33 @@ impl Execution {
     }
 }
 
-/// Puts `pause`'s questions to the client through `task` and hands each
-/// answer to the call; when the lease runs out first, the call is stopped
-/// as unanswered, and a `tasks/cancel` as cancelled.
-async fn ask_in_task(task: &TaskContext, pause: Pause, signals: &CallSignals) {
-    let asked = pause.questions.into_iter().map(|question| async move {
-        if let Ok(answer) = task.request_input(question.key, question.request).await {
-            let _ = question.answer.send(answer);
+/// Puts `pause`'s questions to the client through `task` (under keys it
+/// has not used yet) and hands each answer to the call; when the lease
+/// runs out first, or a question cannot be put, the call is stopped as
+/// unanswered (a `tasks/cancel` stops it as cancelled).
+async fn ask_in_task(
+    task: &TaskContext,
+    pause: Pause,
+    signals: &CallSignals,
+    used_keys: &mut HashSet<String>,
+) {
+    let asked = pause.questions.into_iter().map(|question| {
+        let key = unique_key(used_keys, question.key);
+        async move {
+            match task.request_input(key, question.request).await {
+                Ok(answer) => question.answer.send(answer).is_ok(),
+                Err(_) => false,
+            }
         }
     });
     tokio::select! {
-        _ = futures_util::future::join_all(asked) => {}
+        answered = futures_util::future::join_all(asked) => {
+            // An answer that cannot reach the call leaves it waiting for
+            // its stop: give it one.
+            if answered.contains(&false) && !task.is_cancel_requested() {
+                signals.unanswered.cancel();
+            }
+        }
         () = tokio::time::sleep(pause.lease) => signals.unanswered.cancel(),
     }
 }
