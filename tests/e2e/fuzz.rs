@@ -192,16 +192,24 @@ async fn random_frames_never_break_the_server() {
         .spawn()
         .unwrap();
     let mut input = child.stdin.take().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
+    // stdout is read all the time, as a client does: read only at the
+    // probes, the host's answers filled the pipe, the host waited to write
+    // and stopped reading, and this test's next write waited for it.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (lines_tx, mut output) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
 
     // Reads lines until the answer to `id`; every line must be JSON-RPC.
-    async fn answer_to(
-        output: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-        id: &Value,
-    ) -> Value {
+    async fn answer_to(output: &mut tokio::sync::mpsc::UnboundedReceiver<String>, id: &Value) -> Value {
         let read = async {
             loop {
-                let line = output.next_line().await.unwrap().expect("the host is still running");
+                let line = output.recv().await.expect("the host is still running");
                 let message: Value = serde_json::from_str(&line)
                     .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line:.200}"));
                 assert_eq!(message["jsonrpc"], "2.0", "stdout carried a non-JSON-RPC line: {line:.200}");
