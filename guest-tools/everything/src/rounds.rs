@@ -12,7 +12,7 @@ use mcp_tool::{
 use serde_json::{Value, json};
 
 /// A form asking for one string field `field`.
-fn form(message: &str, field: &str) -> Question {
+pub(crate) fn form(message: &str, field: &str) -> Question {
     Question::Form {
         message: message.to_string(),
         schema: json!({
@@ -37,7 +37,7 @@ fn ask_one(cx: &Context, key: &str, question: Question) -> std::result::Result<R
 }
 
 /// What a reply says, in a line.
-fn said(reply: &std::result::Result<Reply, RequestError>, field: &str) -> String {
+pub(crate) fn said(reply: &std::result::Result<Reply, RequestError>, field: &str) -> String {
     match reply {
         Ok(Reply::Elicit(Answer::Accept(form))) => form[field].as_str().unwrap_or_default().to_string(),
         Ok(Reply::Elicit(Answer::Decline)) => "(declined)".to_string(),

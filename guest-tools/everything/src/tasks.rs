@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::rounds::{form, said};
+
 /// Sleeps `length` in short steps, returning early (as cancelled) once the
 /// call is cancelled.
 fn work(cx: &Context, length: Duration) -> Result<()> {
@@ -19,29 +21,6 @@ fn work(cx: &Context, length: Duration) -> Result<()> {
         std::thread::sleep(Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())));
     }
     cx.check()
-}
-
-/// A form asking for one string field `field`.
-fn form(message: &str, field: &str) -> Question {
-    Question::Form {
-        message: message.to_string(),
-        schema: json!({
-            "type": "object",
-            "properties": { field: { "type": "string" } },
-            "required": [field]
-        }),
-    }
-}
-
-/// The field `field` of an accepted form, or what happened instead.
-fn field(reply: &std::result::Result<Reply, mcp_tool::RequestError>, field: &str) -> String {
-    match reply {
-        Ok(Reply::Elicit(Answer::Accept(form))) => form[field].as_str().unwrap_or_default().to_string(),
-        Ok(Reply::Elicit(Answer::Decline)) => "(declined)".to_string(),
-        Ok(Reply::Elicit(Answer::Cancel)) => "(cancelled)".to_string(),
-        Ok(_) => "(unexpected answer)".to_string(),
-        Err(err) => format!("(no answer: {err})"),
-    }
 }
 
 pub(crate) struct Greet;
@@ -133,7 +112,7 @@ fixture!(MultiInput, "multi_input", "Asks two questions at once, from inside a t
     work(cx, Duration::from_millis(500))?;
     let replies =
         cx.ask(&[("first", form("Your first name?", "name")), ("second", form("Your last name?", "name"))]);
-    Ok(CallResult::text(format!("{} {}", field(&replies[0], "name"), field(&replies[1], "name"))))
+    Ok(CallResult::text(format!("{} {}", said(&replies[0], "name"), said(&replies[1], "name"))))
 });
 
 fixture!(
@@ -143,7 +122,7 @@ fixture!(
     tasks = Required,
     |cx| {
         let name = cx.ask(&[("user_name", form("What is your name?", "name"))]).pop();
-        let name = name.map_or_else(|| "(no answer)".to_string(), |reply| field(&reply, "name"));
+        let name = name.map_or_else(|| "(no answer)".to_string(), |reply| said(&reply, "name"));
         work(cx, Duration::from_secs(1))?;
         Ok(CallResult::text(format!("Hello, {name}! The task is done.")))
     }
