@@ -26,7 +26,7 @@ pub async fn inspect(path: &std::path::Path, key: Option<&std::path::Path>) -> R
     let args = cli::Cli::parse_args(argv)?.serve;
     let mut settings = config::resolve(&args)?;
     let pulled = pull_components(&mut settings).await?;
-    let (server, loader) = build_server(&mut settings, CancellationToken::new(), Arc::default())?;
+    let (server, loader) = build_server(&mut settings, CancellationToken::new(), Arc::default(), None)?;
     load_components(&server, &loader, &settings).await?;
     let mut listing = serde_json::json!({ "tools": server.tools() });
     if let Some(component) = server.component(0) {

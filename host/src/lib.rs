@@ -14,6 +14,8 @@
 //!   here or sealed into its `requestState`, `mode/rounds/{parked,sealed}`
 //!   with [`request_state`]); outcome → MCP result (`mcp/result`);
 //!   the status resource;
+//! - [`tasks`]: the tasks a call runs as (SEP-2663), in the process or,
+//!   with `--task-store`, in Redis for every replica;
 //! - [`call`]: one call's life — approval, a slot, run, stop (`call/stop`),
 //!   cleanup (`call/cleanup`) — and its outcome classified in one place
 //!   (`call/outcome`);
@@ -96,6 +98,7 @@ mod skills;
 mod startup;
 mod stats;
 mod store;
+mod tasks;
 pub mod telemetry;
 mod tiering;
 mod tool_name;

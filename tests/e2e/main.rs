@@ -44,6 +44,7 @@ mod scaffold;
 mod secret_files;
 mod skills;
 mod storm;
+mod task_store;
 mod tiering;
 mod tls;
 mod tools;

@@ -45,7 +45,6 @@ use rmcp::model::{
     ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::Peer;
-use rmcp::task_manager::TaskContext;
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -54,6 +53,7 @@ use crate::limits::{CallLimits, HumanBytes};
 use crate::log_text::{cut_to, escape_controls};
 use crate::request_state::Answered;
 use crate::stats::Stats;
+use crate::tasks::TaskHandle;
 use updates::MAX_UPDATES_PER_CALL;
 pub use updates::ResourceUpdates;
 
@@ -134,23 +134,9 @@ pub enum Delivery {
     Rounds(RoundTrips),
     /// As the task's `input_required` status, answered by `tasks/update`;
     /// the call becomes a task at its first question if it is not one yet.
-    /// The token stops the call when a question's lease runs out (rmcp
-    /// cannot withdraw one pending input, so the task must end instead).
+    /// The token stops the call when a question's lease runs out (the
+    /// question is withdrawn, and the call ends as unanswered).
     Task(Arc<TaskSlot>, CancellationToken),
-}
-
-/// `key`, or `key-2`, `key-3`, ... if `used` has it: a task's
-/// `inputRequests` keys must be unique over its lifetime (rmcp refuses a
-/// reused one), while a tool may ask under the same key in two rounds. At
-/// most `--max-questions` keys a call.
-pub fn unique_key(used: &mut std::collections::HashSet<String>, key: String) -> String {
-    let mut candidate = key.clone();
-    let mut n = 1;
-    while !used.insert(candidate.clone()) {
-        n += 1;
-        candidate = format!("{key}-{n}");
-    }
-    candidate
 }
 
 /// The task a call runs as, made only once the call needs one: when it
@@ -158,9 +144,7 @@ pub fn unique_key(used: &mut std::collections::HashSet<String>, key: String) -> 
 /// in its own response (SEP-2663's immediate result).
 #[derive(Default)]
 pub struct TaskSlot {
-    task: std::sync::OnceLock<TaskContext>,
-    /// The `inputRequests` keys the task has used (see [`unique_key`]).
-    used_keys: std::sync::Mutex<std::collections::HashSet<String>>,
+    task: std::sync::OnceLock<TaskHandle>,
     /// A question is waiting for the task: the request that started the
     /// call makes it now (a permit is kept if it is not listening yet).
     wanted: tokio::sync::Notify,
@@ -170,7 +154,7 @@ pub struct TaskSlot {
 
 impl TaskSlot {
     /// Puts the task the call became in the slot.
-    pub fn fill(&self, task: TaskContext) {
+    pub fn fill(&self, task: TaskHandle) {
         let _ = self.task.set(task);
         self.made.notify_waiters();
     }
@@ -180,13 +164,8 @@ impl TaskSlot {
         self.wanted.notified().await;
     }
 
-    /// A key for `key` that the task has not used yet.
-    fn key_for(&self, key: String) -> String {
-        unique_key(&mut self.used_keys.lock().unwrap_or_else(std::sync::PoisonError::into_inner), key)
-    }
-
     /// The call's task, asking for it to be made if need be.
-    async fn task(&self) -> &TaskContext {
+    async fn task(&self) -> &TaskHandle {
         loop {
             // Listening before looking: a `fill` in between still wakes us.
             let made = self.made.notified();
@@ -516,22 +495,5 @@ impl CallChannel {
     /// beside the call. Earlier sessions have no error for it.
     pub fn missing_capabilities(&self) -> Option<MissingCapabilities> {
         matches!(self.delivery, Delivery::Rounds(_)).then(|| self.missing.clone())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::unique_key;
-
-    #[test]
-    fn a_key_asked_again_in_a_task_gets_a_fresh_name() {
-        let mut used = std::collections::HashSet::new();
-        let keys: Vec<String> = ["confirm", "confirm", "name", "confirm"]
-            .iter()
-            .map(|key| unique_key(&mut used, key.to_string()))
-            .collect();
-        assert_eq!(keys, ["confirm", "confirm-2", "name", "confirm-3"]);
-        // A tool's own key that looks like a fresh one is kept apart too.
-        assert_eq!(unique_key(&mut used, "confirm-2".into()), "confirm-2-2");
     }
 }

@@ -19,6 +19,7 @@ use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
 use crate::request_state::{Answered, digest as digest_of};
 use crate::stats::{Live, Stats};
+use crate::tasks::NoAnswer;
 
 /// A question for the user, before it is sent one way or another.
 ///
@@ -383,39 +384,30 @@ impl CallChannel {
                     () = cancellation.cancelled() => return none_of(n, || AskError::Cancelled),
                     task = slot.task() => task,
                 };
-                let asked = questions
-                    .into_iter()
-                    .map(|PausedKey { key, request, .. }| task.request_input(slot.key_for(key), request));
+                let asked =
+                    questions.into_iter().map(|PausedKey { key, request, .. }| (key, request)).collect();
                 tokio::select! {
                     biased;
-                    answers = futures_util::future::join_all(asked) => {
-                        let mut out = Vec::with_capacity(n);
-                        for answer in answers {
-                            out.push(match answer {
-                                Ok(answer) => Ok(answer),
-                                Err(rmcp::task_manager::TaskExit::Cancelled) => {
-                                    // `tasks/cancel` withdrew the question;
-                                    // the call's stop follows. The guest runs
-                                    // on a thread of its own: let it see
-                                    // `cancelled` set when it gets this answer.
-                                    cancellation.cancelled().await;
-                                    Err(AskError::Cancelled)
-                                }
-                                Err(_) => Err(AskError::Cancelled),
-                            });
+                    answers = task.ask_all(asked, wait.timeout) => match answers {
+                        Ok(answers) => answers.into_iter().map(Ok).collect(),
+                        Err(NoAnswer::Unanswered) => {
+                            // As on 2026-07-28: the lease ran out (or the
+                            // question could not be shown), so the call is
+                            // stopped (reason `no-answer`) and cleaned up.
+                            // The guest runs on a thread of its own: let it
+                            // see `cancelled` set when it gets this answer.
+                            unanswered.cancel();
+                            cancellation.cancelled().await;
+                            none_of(n, || AskError::TimedOut)
                         }
-                        out
-                    }
+                        Err(NoAnswer::Cancelled) => {
+                            // `tasks/cancel` withdrew the questions; the
+                            // call's stop follows.
+                            cancellation.cancelled().await;
+                            none_of(n, || AskError::Cancelled)
+                        }
+                    },
                     () = cancellation.cancelled() => none_of(n, || AskError::Cancelled),
-                    () = tokio::time::sleep(wait.timeout) => {
-                        // As on 2026-07-28: the lease ran out, so the call is
-                        // stopped (reason `no-answer`) and cleaned up; the
-                        // task ends rather than showing a question nobody
-                        // will answer.
-                        unanswered.cancel();
-                        cancellation.cancelled().await;
-                        none_of(n, || AskError::TimedOut)
-                    }
                 }
             }
         }

@@ -217,6 +217,20 @@ pub struct ServerSettings {
     #[arg(value_hint = ValueHint::FilePath, long, value_name = "FILE", help_heading = heading::HTTP)]
     pub state_key_file: Option<PathBuf>,
 
+    /// A Redis server that keeps tasks for every replica.
+    ///
+    /// With --http: tasks of protocol 2026-07-28 clients (the tasks
+    /// extension) are kept in the Redis server at URL (`redis://` or
+    /// `rediss://` for TLS; `redis://user:password@host:6379/0` with an ACL
+    /// user), so any replica sharing it answers `tasks/get`, `tasks/update`
+    /// and `tasks/cancel`, and a replica that stops leaves its tasks
+    /// `failed`. The call itself runs where it started. Without it, tasks
+    /// stay in the process that runs them. See docs/fleet.md. A password
+    /// in URL shows in the process list: set it in the config file or
+    /// `MCP_WASM_HOST_TASK_STORE` instead.
+    #[arg(long, value_name = "URL", env = "MCP_WASM_HOST_TASK_STORE", hide_env_values = true, help_heading = heading::HTTP)]
+    pub task_store: Option<String>,
+
     /// Where compiled components are cached.
     ///
     /// Compiled components are keyed by their content and the engine's

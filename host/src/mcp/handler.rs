@@ -22,6 +22,7 @@ use super::{ToolServer, access, mode, status, subscriptions};
 use crate::audit::Who;
 use crate::auth::Lacking;
 use crate::contract::tasks_export::TaskSupport;
+use crate::tasks::Owner;
 use crate::telemetry::spans;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
@@ -417,9 +418,9 @@ impl ServerHandler for ToolServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let calls = self.calls(&context);
-        calls.owners.check(&request.task_id, &context)?;
-        Ok(GetTaskResult::new(calls.tasks.get_task(&request.task_id)?))
+        let id = &request.task_id;
+        let allowed = |owner: &Owner| access::task_check(id, &context, owner);
+        Ok(GetTaskResult::new(self.calls(&context).tasks.get(id, &allowed).await?))
     }
 
     async fn update_task(
@@ -427,9 +428,9 @@ impl ServerHandler for ToolServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let calls = self.calls(&context);
-        calls.owners.check(&request.task_id, &context)?;
-        calls.tasks.update_task(&request.task_id, request.input_responses)
+        let id = &request.task_id;
+        let allowed = |owner: &Owner| access::task_check(id, &context, owner);
+        self.calls(&context).tasks.update(id, &allowed, request.input_responses).await
     }
 
     async fn cancel_task(
@@ -438,9 +439,9 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         // The task's run watches for this and stops the call the usual way.
-        let calls = self.calls(&context);
-        calls.owners.check(&request.task_id, &context)?;
-        calls.tasks.cancel_task(&request.task_id)?;
+        let id = &request.task_id;
+        let allowed = |owner: &Owner| access::task_check(id, &context, owner);
+        self.calls(&context).tasks.cancel(id, &allowed).await?;
         self.caller.shared.runner.interrupt_guests();
         Ok(())
     }

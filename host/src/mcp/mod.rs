@@ -37,7 +37,6 @@ use std::sync::Arc;
 use anyhow::Result;
 use rmcp::model::{CallToolResponse, ProgressToken, Tool};
 use rmcp::service::{Peer, RequestContext};
-use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData as McpError, RoleServer};
 
 use crate::ask::{AskPolicy, CallChannel, CallIdentity, Delivery, LogFilter, MissingCapabilities};
@@ -48,6 +47,7 @@ use crate::component::ToolComponent;
 use crate::operation::Operation;
 use crate::request_state::StateKeys;
 use crate::stats::Stats;
+use crate::tasks::{Kept, TaskStore, Tasks};
 
 pub(crate) use loading::LOAD_WAIT;
 use loading::Loading;
@@ -99,7 +99,10 @@ struct Shared {
     /// to the one that started a call. Their ids (task ids, `requestState`)
     /// are random UUIDs handed only to that client; without auth they act
     /// as bearer tokens, with auth only their caller may use them.
+    /// With `--task-store`, their tasks are kept there, for any replica.
     sessionless: Arc<SessionCalls>,
+    /// What finished tasks' results may hold, in every session together.
+    kept: Kept,
 }
 
 /// One session's calls that outlive their request: tasks (the tasks
@@ -107,25 +110,19 @@ struct Shared {
 /// through the session's own requests; when the session ends, they stop
 /// (the calls are cancelled, clean up, and their slots are freed).
 struct SessionCalls {
-    tasks: TaskManager,
+    tasks: Tasks,
     paused: Arc<PausedCalls>,
-    /// Who started each task (with `--auth-issuer`).
-    owners: access::Owners,
 }
 
 impl SessionCalls {
-    fn new(stats: Arc<Stats>) -> Arc<Self> {
-        Arc::new(SessionCalls {
-            tasks: TaskManager::new(),
-            paused: PausedCalls::new(stats),
-            owners: access::Owners::default(),
-        })
+    fn new(stats: Arc<Stats>, kept: Kept, store: Option<&TaskStore>) -> Arc<Self> {
+        Arc::new(SessionCalls { tasks: Tasks::new(kept, store), paused: PausedCalls::new(stats) })
     }
 }
 
 impl Drop for SessionCalls {
     fn drop(&mut self) {
-        // Aborting a task's future stops its call (see `mode::task`).
+        // Aborting a task's run stops its call (see `crate::tasks`).
         self.tasks.shutdown();
         self.paused.stop_all();
     }
@@ -142,8 +139,10 @@ impl ToolServer {
         state_keys: Option<StateKeys>,
         list_changes: bool,
         fairness: Option<Fairness>,
+        task_store: Option<TaskStore>,
     ) -> Result<Self> {
         let stats = runner.stats().clone();
+        let kept = Kept::new();
         let shared = Shared {
             tools: std::sync::RwLock::new(Arc::new(Tools::new(Vec::new())?)),
             loading: Loading::new(false),
@@ -153,10 +152,11 @@ impl ToolServer {
             state_keys: state_keys.map(Arc::new),
             fairness,
             subscribers: Arc::default(),
-            sessionless: SessionCalls::new(stats.clone()),
+            sessionless: SessionCalls::new(stats.clone(), kept.clone(), task_store.as_ref()),
+            kept: kept.clone(),
         };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
-        Ok(Self { caller, following: Arc::default(), calls: SessionCalls::new(stats) })
+        Ok(Self { caller, following: Arc::default(), calls: SessionCalls::new(stats, kept, None) })
     }
 
     /// Serves the tools of `components`, loaded in `took`, and lets the
@@ -191,7 +191,8 @@ impl ToolServer {
     /// and paused calls.
     pub(crate) fn new_session(&self) -> Self {
         let shared = self.caller.shared.clone();
-        let calls = SessionCalls::new(shared.runner.stats().clone());
+        // A session lives in one replica: its tasks stay here.
+        let calls = SessionCalls::new(shared.runner.stats().clone(), shared.kept.clone(), None);
         Self { caller: Caller { shared, log_filter: Arc::default() }, following: Arc::default(), calls }
     }
 

@@ -78,7 +78,7 @@ pub async fn call(args: &CallArgs) -> Result<Ending> {
     settings.server.http = None;
     settings.server.watch = false;
     let (server, loader) =
-        crate::startup::build_server(&mut settings, CancellationToken::new(), stats.clone())?;
+        crate::startup::build_server(&mut settings, CancellationToken::new(), stats.clone(), None)?;
     let loading = async {
         crate::startup::pull_components(&mut settings).await?;
         crate::startup::load_components(&server, &loader, &settings).await

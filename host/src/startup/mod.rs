@@ -59,7 +59,8 @@ async fn serve_with(
     stats: Arc<Stats>,
 ) -> Result<()> {
     let limits = settings.server.clone();
-    let (server, loader) = build_server(&mut settings, shutdown.clone(), stats.clone())?;
+    let task_store = runtime::connect_task_store(&settings.server).await?;
+    let (server, loader) = build_server(&mut settings, shutdown.clone(), stats.clone(), task_store)?;
     // The protocol is answered while the components are pulled and load: a
     // pull may take up to --registry-timeout and a cold compile seconds,
     // and a client's first request must not wait for either.

@@ -17,6 +17,7 @@ use crate::mcp::ToolServer;
 use crate::sandbox::guest_pool::GuestPool;
 use crate::sandbox::{self, descriptors, grants};
 use crate::stats::Stats;
+use crate::tasks::TaskStore;
 use crate::tiering::Compiler;
 use crate::{auth, limits, request_state};
 
@@ -28,6 +29,7 @@ pub(crate) fn build_server(
     settings: &mut Settings,
     shutdown: CancellationToken,
     stats: Arc<Stats>,
+    task_store: Option<TaskStore>,
 ) -> Result<(ToolServer, Loader)> {
     if settings.components.is_empty() {
         anyhow::bail!("no components to serve: give --component PATH, or [[component]] entries in --config");
@@ -108,7 +110,7 @@ pub(crate) fn build_server(
         None => None,
     };
     let fairness = server.auth.as_ref().map(auth::Fairness::new);
-    let server = ToolServer::loading(runner, ask_policy, state_keys, server.watch, fairness)?;
+    let server = ToolServer::loading(runner, ask_policy, state_keys, server.watch, fairness, task_store)?;
     Ok((server, loader))
 }
 
@@ -149,5 +151,22 @@ fn fit_descriptors(settings: &mut Settings) {
             );
             component.limits.max_handles = fitted;
         }
+    }
+}
+
+/// The task store `--task-store` names, connected; none without it.
+pub(crate) async fn connect_task_store(server: &config::ServerSettings) -> Result<Option<TaskStore>> {
+    let Some(url) = &server.task_store else { return Ok(None) };
+    if server.http.is_none() {
+        anyhow::bail!(
+            "--task-store keeps tasks for replicas serving --http; over stdio there is one process"
+        );
+    }
+    #[cfg(feature = "task-store")]
+    return Ok(Some(TaskStore::connect(url).await?));
+    #[cfg(not(feature = "task-store"))]
+    {
+        let _ = url;
+        anyhow::bail!("--task-store: this build leaves the task store out (the `task-store` Cargo feature)")
     }
 }

@@ -1,5 +1,5 @@
-//! A call as a task (the tasks extension, SEP-2663, with rmcp's
-//! `TaskManager`). The call starts at once; one that answers within
+//! A call as a task (the tasks extension, SEP-2663, kept in
+//! [`crate::tasks`]). The call starts at once; one that answers within
 //! [`QUICK`] answers in its own `tools/call` response, as a plain call
 //! would (SEP-2663's immediate result: no task to poll, nothing kept).
 //! Otherwise the response is the task, made when the call runs past
@@ -11,24 +11,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, Task};
+use rmcp::model::{CallToolResponse, CreateTaskResult};
 use rmcp::service::RequestContext;
-use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+use rmcp::task_manager::TaskExit;
 use rmcp::{ErrorData as McpError, RoleServer};
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::ask::{Delivery, TaskSlot};
 use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::tools::CallPlan;
-use crate::mcp::{ToolServer, result};
+use crate::mcp::{ToolServer, access, result};
 
 /// How long a call may take and still answer in its own response.
 pub(super) const QUICK: Duration = Duration::from_millis(100);
-
-/// How long rmcp keeps a task beyond the longest its call may take.
-const TTL_MARGIN: Duration = Duration::from_secs(60);
 
 /// Starts `plan` for `context`'s session: its result if it is quick, or
 /// else the task it became.
@@ -72,53 +68,28 @@ pub(in crate::mcp) async fn start(
         () = tokio::time::sleep(QUICK) => {}
     }
     let calls = server.calls(context);
-    let task = spawn(&calls.tasks, ttl, stop_if_dropped.disarm(), move |task| {
-        slot.fill(task.clone());
-        async move {
-            let ran = tokio::select! {
-                ran = &mut run => ran,
-                () = task.cancelled() => {
-                    cancel.cancel();
-                    run.await
+    let owner = access::owner(&tool, scopes, context);
+    let task = calls
+        .tasks
+        .spawn(owner, ttl, stop_if_dropped.disarm(), move |task| {
+            slot.fill(task.clone());
+            async move {
+                let ran = tokio::select! {
+                    ran = &mut run => ran,
+                    () = task.cancelled() => {
+                        cancel.cancel();
+                        run.await
+                    }
+                };
+                match ran {
+                    Ok(Ok(outcome)) => result::to_task_end(&tool, outcome),
+                    _ if task.is_cancel_requested() => Err(TaskExit::Cancelled),
+                    Ok(Err(error)) => Err(TaskExit::Error(error)),
+                    Err(join) => Err(TaskExit::Error(McpError::internal_error(join.to_string(), None))),
                 }
-            };
-            match ran {
-                Ok(Ok(outcome)) => result::to_task_end(&tool, outcome),
-                _ if task.is_cancel_requested() => Err(TaskExit::Cancelled),
-                Ok(Err(error)) => Err(TaskExit::Error(error)),
-                Err(join) => Err(TaskExit::Error(McpError::internal_error(join.to_string(), None))),
             }
-        }
-        .instrument(span)
-    });
-    // Before the client learns the id: no request of its can come first.
-    calls.owners.claim(&task.task_id, &plan.spec().name, scopes, context, &calls.tasks);
-    Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
-}
-
-/// Makes a task of the session's `tasks` running what `run` makes of it
-/// (a call already started): kept at least `bounds` beyond its start, and
-/// `stop` (the call's cancel) fired if rmcp drops it first.
-pub(super) fn spawn<F>(
-    tasks: &TaskManager,
-    bounds: Duration,
-    stop: CancellationToken,
-    run: impl FnOnce(TaskContext) -> F,
-) -> Task
-where
-    F: Future<Output = Result<CallToolResult, TaskExit>> + Send + 'static,
-{
-    // rmcp drops a task's future when its time to live runs out; the call
-    // outlives that and stops itself, so keep the TTL above its own bounds.
-    let ttl = bounds + TTL_MARGIN;
-    let options = TaskOptions::new().with_ttl_ms(ttl.as_millis() as u64).with_poll_interval_ms(100);
-    tasks.spawn(options, move |task| {
-        let run = run(task);
-        Box::pin(async move {
-            // If rmcp drops this future, the guard stops the call, and it
-            // still cleans up.
-            let _stop_if_dropped = stop.drop_guard();
-            run.await
+            .instrument(span)
         })
-    })
+        .await?;
+    Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
 }

@@ -19,7 +19,6 @@
 mod parked;
 mod sealed;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -28,7 +27,7 @@ use rmcp::model::{
     ProtocolVersion,
 };
 use rmcp::service::RequestContext;
-use rmcp::task_manager::{TaskContext, TaskExit};
+use rmcp::task_manager::TaskExit;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -36,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::task;
-use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips, unique_key};
+use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
 use crate::audit::Who;
 use crate::call::{CallOutcome, CallSignals, Share};
 use crate::component::ToolComponent;
@@ -44,6 +43,7 @@ use crate::contract::tasks_export::TaskSupport;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access, result};
 use crate::operation::Operation;
+use crate::tasks::{NoAnswer, TaskHandle};
 
 pub(in crate::mcp) use parked::PausedCalls;
 
@@ -345,16 +345,14 @@ impl<'a> TaskTurn<'a> {
 
     /// The task `execution` runs on as; its questions from now on show as
     /// the task's `input_required` status.
-    fn make(self, execution: Execution) -> CreateTaskResult {
+    async fn make(self, execution: Execution) -> Result<CreateTaskResult, McpError> {
         let calls = self.server.calls(self.context);
         let bounds = execution.becomes_task.as_ref().expect("checked by TaskTurn::new");
-        let (tool, scopes) = (execution.tool.clone(), bounds.scopes.clone());
-        let task = task::spawn(&calls.tasks, bounds.ttl, execution.signals.client_cancel.clone(), |task| {
-            execution.run_as(task).instrument(self.span)
-        });
-        // Before the client learns the id: no request of its can come first.
-        calls.owners.claim(&task.task_id, &tool, scopes, self.context, &calls.tasks);
-        CreateTaskResult::new(task)
+        let owner = access::owner(&execution.tool, bounds.scopes.clone(), self.context);
+        let (ttl, stop) = (bounds.ttl, execution.signals.client_cancel.clone());
+        let task =
+            calls.tasks.spawn(owner, ttl, stop, |task| execution.run_as(task).instrument(self.span)).await?;
+        Ok(CreateTaskResult::new(task))
     }
 }
 
@@ -444,9 +442,8 @@ impl Execution {
     /// Runs the call on as `task` to its end: each pause's questions go to
     /// the task's `input_required` status, within the pause's lease; a
     /// `tasks/cancel` stops the call the usual way.
-    async fn run_as(mut self, task: TaskContext) -> Result<CallToolResult, TaskExit> {
+    async fn run_as(mut self, task: TaskHandle) -> Result<CallToolResult, TaskExit> {
         let signals = self.signals.clone();
-        let mut used_keys = HashSet::new();
         let done = loop {
             if let Some(done) = self.early.take() {
                 break done;
@@ -454,7 +451,7 @@ impl Execution {
             tokio::select! {
                 biased;
                 done = &mut self.done => break Self::response(done),
-                Some(pause) = self.pauses.recv() => ask_in_task(&task, *pause, &signals, &mut used_keys).await,
+                Some(pause) = self.pauses.recv() => ask_in_task(&task, *pause, &signals).await,
                 () = task.cancelled(), if !signals.client_cancel.is_cancelled() => signals.client_cancel.cancel(),
             }
         };
@@ -469,33 +466,25 @@ impl Execution {
     }
 }
 
-/// Puts `pause`'s questions to the client through `task` (under keys it
-/// has not used yet) and hands each answer to the call; when the lease
-/// runs out first, or a question cannot be put, the call is stopped as
-/// unanswered (a `tasks/cancel` stops it as cancelled).
-async fn ask_in_task(
-    task: &TaskContext,
-    pause: Pause,
-    signals: &CallSignals,
-    used_keys: &mut HashSet<String>,
-) {
-    let asked = pause.questions.into_iter().map(|question| {
-        let key = unique_key(used_keys, question.key);
-        async move {
-            match task.request_input(key, question.request).await {
-                Ok(answer) => question.answer.send(answer).is_ok(),
-                Err(_) => false,
-            }
-        }
-    });
-    tokio::select! {
-        answered = futures_util::future::join_all(asked) => {
+/// Puts `pause`'s questions to the client through `task` and hands each
+/// answer to the call; when the lease runs out first, or a question cannot
+/// be put, the call is stopped as unanswered (a `tasks/cancel` stops it as
+/// cancelled, through [`Execution::run_as`]).
+async fn ask_in_task(task: &TaskHandle, pause: Pause, signals: &CallSignals) {
+    let (asked, waiting): (Vec<_>, Vec<_>) = pause
+        .questions
+        .into_iter()
+        .map(|question| ((question.key, question.request), question.answer))
+        .unzip();
+    match task.ask_all(asked, pause.lease).await {
+        Ok(answers) => {
             // An answer that cannot reach the call leaves it waiting for
             // its stop: give it one.
-            if answered.contains(&false) && !task.is_cancel_requested() {
+            if !waiting.into_iter().zip(answers).all(|(waiting, answer)| waiting.send(answer).is_ok()) {
                 signals.unanswered.cancel();
             }
         }
-        () = tokio::time::sleep(pause.lease) => signals.unanswered.cancel(),
+        Err(NoAnswer::Unanswered) => signals.unanswered.cancel(),
+        Err(NoAnswer::Cancelled) => {}
     }
 }

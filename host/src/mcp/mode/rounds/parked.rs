@@ -130,7 +130,7 @@ impl PausedCalls {
             Step::Done(response) => response.map(Round::Finished),
             Step::Paused(execution, pause) => Ok(Round::Input(self.hold(execution, *pause))),
             Step::Slow(execution) => match turn(&execution) {
-                Some(turn) => Ok(Round::Task(turn.make(execution))),
+                Some(turn) => Ok(Round::Task(turn.make(execution).await?)),
                 None => Err(McpError::internal_error("a call that cannot be a task ran as one", None)),
             },
         }

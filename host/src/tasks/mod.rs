@@ -1,0 +1,389 @@
+//! Tasks (the tasks extension, SEP-2663): what `tasks/get`, `tasks/update`
+//! and `tasks/cancel` read and steer, and the [`TaskHandle`] a call running
+//! as a task puts its questions through.
+//!
+//! Only the process that runs a task's call writes the task's state. Without
+//! a store that state lives in the [`Tasks`] table of the session that made
+//! it. With `--task-store` (Redis), the sessionless table (2026-07-28 over
+//! HTTP, where a follow-up may reach any replica) also writes each change to
+//! the store, and any replica answers `tasks/get` from there; an answer or a
+//! cancel that reaches another replica goes to the task's inbox in the
+//! store, and the replica running it is woken to take it ([`store`]).
+//! Each replica renews a lease while it lives, so a task whose replica died
+//! reads as `failed`, never as `working` for ever.
+//!
+//! Why not rmcp's `TaskManager`: it keeps its state in its own process,
+//! cannot withdraw a question whose lease ran out, and sweeps every task on
+//! every request.
+
+mod entry;
+mod kept;
+#[cfg(feature = "task-store")]
+pub mod store;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResult, DetailedTask, InputResponses, Task};
+use rmcp::task_manager::TaskExit;
+use tokio_util::sync::CancellationToken;
+
+use entry::Entry;
+pub use entry::{NoAnswer, TaskHandle};
+pub use kept::Kept;
+
+/// How long a client is told to wait between polls of a task.
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Who may read and steer a task: the caller that started it (with
+/// `--auth-issuer`) while its token still has the tool's scopes.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Owner {
+    /// The caller's principal key, or none without authorization.
+    pub principal: Option<String>,
+    /// The tool the task's call runs.
+    pub tool: String,
+    /// The scopes that tool needs, checked again on every follow-up.
+    pub scopes: Arc<[String]>,
+}
+
+/// The check a request's caller must pass to see or steer a task: the
+/// same error as for an unknown task if it did not start it.
+pub type Allowed<'a> = &'a (dyn Fn(&Owner) -> Result<(), McpError> + Sync);
+
+/// The error for a task id this host never issued (or no longer keeps),
+/// word for word rmcp's.
+pub fn unknown(id: &str) -> McpError {
+    McpError::invalid_params(format!("unknown task: {id}"), None)
+}
+
+/// The task store (`--task-store`) replicas share, connected at start.
+#[derive(Clone)]
+pub struct TaskStore {
+    #[cfg(feature = "task-store")]
+    store: Arc<store::Store>,
+}
+
+impl TaskStore {
+    /// Connects to the store at `url` (`redis://` or `rediss://`), as a
+    /// replica of its own.
+    #[cfg(feature = "task-store")]
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        Ok(TaskStore { store: store::Store::connect(url).await? })
+    }
+}
+
+/// One session's tasks (or the sessionless ones).
+pub struct Tasks {
+    table: Arc<Mutex<Table>>,
+    kept: Kept,
+    #[cfg(feature = "task-store")]
+    store: Option<Arc<store::Store>>,
+}
+
+/// The tasks this process made and still keeps.
+#[derive(Default)]
+struct Table {
+    entries: HashMap<String, Arc<Entry>>,
+    /// When each entry is dropped (its task's time to live after its end,
+    /// or twice it after its start): looked at on each request, oldest
+    /// first, so no request walks the whole table.
+    expiries: BinaryHeap<Reverse<(Instant, String)>>,
+}
+
+impl Table {
+    /// Drops what has expired; a task still running then is stopped.
+    fn sweep(&mut self) {
+        let now = Instant::now();
+        while let Some(Reverse((at, _))) = self.expiries.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((_, id))) = self.expiries.pop() else { break };
+            if self.entries.get(&id).is_some_and(|entry| entry.expires() <= now)
+                && let Some(entry) = self.entries.remove(&id)
+            {
+                entry.abort();
+            }
+        }
+    }
+
+    fn get(&mut self, id: &str) -> Option<Arc<Entry>> {
+        self.sweep();
+        self.entries.get(id).cloned()
+    }
+}
+
+impl Tasks {
+    /// A table kept in this process, its finished tasks' results charged to
+    /// `kept`; with `store`, one whose tasks any replica sharing it can
+    /// read and steer.
+    pub fn new(kept: Kept, store: Option<&TaskStore>) -> Self {
+        let table = Arc::default();
+        #[cfg(feature = "task-store")]
+        let store = store.map(|shared| {
+            shared.store.serve(Arc::downgrade(&table));
+            shared.store.clone()
+        });
+        #[cfg(not(feature = "task-store"))]
+        let _ = store;
+        Tasks {
+            table,
+            kept,
+            #[cfg(feature = "task-store")]
+            store,
+        }
+    }
+
+    /// Makes a task owned by `owner` running what `run` makes of it (a call
+    /// already started), kept at least `bounds` beyond its start, and
+    /// returns it once any replica can read it. `stop` (the call's cancel)
+    /// fires if the task is dropped before its run ends.
+    pub async fn spawn<F>(
+        &self,
+        owner: Owner,
+        bounds: Duration,
+        stop: CancellationToken,
+        run: impl FnOnce(TaskHandle) -> F,
+    ) -> Result<Task, McpError>
+    where
+        F: Future<Output = Result<CallToolResult, TaskExit>> + Send + 'static,
+    {
+        // A task outlives its call's own bounds, so the call always ends
+        // (and cleans up) before the task is let go of.
+        let ttl = bounds + Duration::from_secs(60);
+        let entry = Entry::new(owner, ttl, POLL_INTERVAL);
+        let handle = TaskHandle::new(entry.clone(), self.sink());
+        // Readable before the client learns the id: no request of its can
+        // come first.
+        handle.publish().await.inspect_err(|_| stop.cancel())?;
+        let task = entry.snapshot().task;
+        {
+            let mut table = self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            table.sweep();
+            table.expiries.push(Reverse((entry.expires(), entry.id().to_string())));
+            table.entries.insert(entry.id().to_string(), entry.clone());
+        }
+        let future = run(handle.clone());
+        let table = Arc::downgrade(&self.table);
+        let kept = self.kept.clone();
+        let join = tokio::spawn(async move {
+            // If this is aborted (the session ended, the task expired), the
+            // guard stops the call, and it still cleans up.
+            let _stop_if_dropped = stop.drop_guard();
+            let ended = future.await;
+            handle.finish(ended, &kept).await;
+            forget_if_stored(&table, &handle);
+        });
+        entry.hold(join);
+        Ok(task)
+    }
+
+    /// `tasks/get`: the task's state, if `allowed` lets the caller see it.
+    pub async fn get(&self, id: &str, allowed: Allowed<'_>) -> Result<DetailedTask, McpError> {
+        if let Some(entry) = self.local(id) {
+            allowed(entry.owner())?;
+            return Ok(entry.snapshot());
+        }
+        #[cfg(feature = "task-store")]
+        if let Some(store) = &self.store {
+            let record = store.read(id).await?.ok_or_else(|| unknown(id))?;
+            allowed(&record.owner)?;
+            return store.as_seen(record).await;
+        }
+        Err(unknown(id))
+    }
+
+    /// `tasks/update`: hands the answers to the task's call. Keys it does
+    /// not wait for are ignored, as the extension says.
+    pub async fn update(
+        &self,
+        id: &str,
+        allowed: Allowed<'_>,
+        answers: InputResponses,
+    ) -> Result<(), McpError> {
+        if let Some(entry) = self.local(id) {
+            allowed(entry.owner())?;
+            return TaskHandle::new(entry, self.sink()).answer(answers).await;
+        }
+        #[cfg(feature = "task-store")]
+        if let Some(store) = &self.store {
+            let record = store.read(id).await?.ok_or_else(|| unknown(id))?;
+            allowed(&record.owner)?;
+            return store.send(&record, store::Message::Answers(answers)).await;
+        }
+        Err(unknown(id))
+    }
+
+    /// `tasks/cancel`: asks the task's call to stop; the call settles it.
+    pub async fn cancel(&self, id: &str, allowed: Allowed<'_>) -> Result<(), McpError> {
+        if let Some(entry) = self.local(id) {
+            allowed(entry.owner())?;
+            TaskHandle::new(entry, self.sink()).cancel().await;
+            return Ok(());
+        }
+        #[cfg(feature = "task-store")]
+        if let Some(store) = &self.store {
+            let record = store.read(id).await?.ok_or_else(|| unknown(id))?;
+            allowed(&record.owner)?;
+            return store.send(&record, store::Message::Cancel).await;
+        }
+        Err(unknown(id))
+    }
+
+    /// Stops every task still running (their session ended).
+    pub fn shutdown(&self) {
+        let mut table = self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        table.expiries.clear();
+        for (_, entry) in table.entries.drain() {
+            entry.abort();
+        }
+    }
+
+    fn local(&self, id: &str) -> Option<Arc<Entry>> {
+        self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id)
+    }
+
+    /// Where a task's changes go besides its entry.
+    fn sink(&self) -> entry::Sink {
+        #[cfg(feature = "task-store")]
+        return self.store.clone();
+        #[cfg(not(feature = "task-store"))]
+        return entry::Sink;
+    }
+}
+
+/// Once the store holds a finished task's end, the table need not: any
+/// replica reads it from there.
+fn forget_if_stored(table: &Weak<Mutex<Table>>, handle: &TaskHandle) {
+    if !handle.stored() {
+        return;
+    }
+    if let Some(table) = table.upgrade() {
+        table.lock().unwrap_or_else(std::sync::PoisonError::into_inner).entries.remove(handle.id());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rmcp::model::{CallToolResult, ContentBlock, InputRequest, TaskPayload};
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    fn owner() -> Owner {
+        Owner { principal: None, tool: "t".into(), scopes: Arc::from([]) }
+    }
+
+    fn anyone(_: &Owner) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    async fn until(tasks: &Tasks, id: &str, done: impl Fn(&TaskPayload) -> bool) -> TaskPayload {
+        let wait = async {
+            loop {
+                let task = tasks.get(id, &anyone).await.unwrap();
+                if done(&task.payload) {
+                    return task.payload;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), wait).await.expect("the task got there")
+    }
+
+    /// The smallest question there is (roots are deprecated by SEP-2577,
+    /// and still a question a tool may ask).
+    #[expect(deprecated)]
+    fn roots() -> InputRequest {
+        InputRequest::ListRoots(rmcp::model::ListRootsRequest::default())
+    }
+
+    #[tokio::test]
+    async fn a_question_shows_until_answered_and_the_answer_reaches_the_call() {
+        let tasks = Tasks::new(Kept::new(), None);
+        let task = tasks
+            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |task| async move {
+                let answers = task.ask_all(vec![("k".into(), roots())], Duration::from_secs(60)).await;
+                let answer = answers.map_err(|_| TaskExit::Cancelled)?.remove(0);
+                Ok(CallToolResult::success(vec![ContentBlock::text(answer.to_string())]))
+            })
+            .await
+            .unwrap();
+        let id = task.task_id;
+        let waiting = until(&tasks, &id, |p| matches!(p, TaskPayload::InputRequired { .. })).await;
+        let TaskPayload::InputRequired { input_requests } = waiting else { unreachable!() };
+        assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["k"]);
+        // An answer to a key nobody asked is ignored.
+        let answers = InputResponses::from([("other".into(), json!(1)), ("k".into(), json!({"roots": []}))]);
+        tasks.update(&id, &anyone, answers).await.unwrap();
+        let done = until(&tasks, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+        let TaskPayload::Completed { result } = done else { unreachable!() };
+        assert_eq!(result["content"][0]["text"], r#"{"roots":[]}"#);
+    }
+
+    #[tokio::test]
+    async fn a_question_whose_lease_runs_out_is_withdrawn_from_the_status() {
+        let tasks = Tasks::new(Kept::new(), None);
+        let (seen, saw) = tokio::sync::oneshot::channel();
+        let task = tasks
+            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |task| async move {
+                let unanswered = task.ask_all(vec![("k".into(), roots())], Duration::from_millis(50)).await;
+                let _ = seen.send(unanswered);
+                // Still running, the question gone.
+                std::future::pending::<Result<CallToolResult, TaskExit>>().await
+            })
+            .await
+            .unwrap();
+        assert_eq!(saw.await.unwrap(), Err(NoAnswer::Unanswered));
+        let task = tasks.get(&task.task_id, &anyone).await.unwrap();
+        assert_eq!(task.payload, TaskPayload::Working);
+        tasks.shutdown();
+    }
+
+    #[tokio::test]
+    async fn a_cancel_withdraws_the_questions_and_the_call_settles_the_task() {
+        let tasks = Tasks::new(Kept::new(), None);
+        let task = tasks
+            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |task| async move {
+                let asked = task.ask_all(vec![("k".into(), roots())], Duration::from_secs(60)).await;
+                assert_eq!(asked, Err(NoAnswer::Cancelled));
+                assert!(task.is_cancel_requested());
+                Err(TaskExit::Cancelled)
+            })
+            .await
+            .unwrap();
+        let id = task.task_id;
+        until(&tasks, &id, |p| matches!(p, TaskPayload::InputRequired { .. })).await;
+        tasks.cancel(&id, &anyone).await.unwrap();
+        until(&tasks, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    }
+
+    #[tokio::test]
+    async fn a_result_too_large_to_keep_fails_its_task_and_another_caller_sees_no_task() {
+        let tasks = Tasks::new(Kept::of(2048), None);
+        let big = "x".repeat(4096);
+        let task = tasks
+            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |_| async move {
+                Ok(CallToolResult::success(vec![ContentBlock::text(big)]))
+            })
+            .await
+            .unwrap();
+        let id = task.task_id;
+        let failed = until(&tasks, &id, |p| matches!(p, TaskPayload::Failed { .. })).await;
+        let TaskPayload::Failed { error } = failed else { unreachable!() };
+        assert!(
+            error["message"].as_str().unwrap().contains("the results kept for finished tasks"),
+            "{error:?}"
+        );
+        let nobody = |_: &Owner| Err(unknown(&id));
+        assert_eq!(tasks.get(&id, &nobody).await.unwrap_err(), unknown(&id));
+        assert_eq!(tasks.get("never", &anyone).await.unwrap_err(), unknown("never"));
+    }
+}

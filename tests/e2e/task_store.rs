@@ -1,0 +1,205 @@
+//! Tasks across a fleet: three `--http` replicas sharing a `--task-store`
+//! (Debian's `redis-server`, started here on a free port) and a
+//! `--state-key-file`, and rmcp's client on protocol 2026-07-28 talking
+//! to each replica directly, as round-robin would send it. A task made on
+//! one replica is read on another and answered or cancelled through a
+//! third; a replica that dies leaves its tasks `failed`; another caller's
+//! task is, on every replica, a task never issued.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+use crate::auth::{Issuer, Key};
+use crate::auth_access::{client, delete, error_text, poll, tasks, token, uuid_like};
+use crate::harness::{PATIENCE, approval_answer, params};
+use crate::http_limits::HttpHost;
+
+/// A `redis-server` of its own, on loopback, keeping nothing on disk.
+pub(crate) struct Redis {
+    child: Child,
+    pub(crate) url: String,
+}
+
+impl Redis {
+    pub(crate) async fn start() -> Redis {
+        let server = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|path| path.exists())
+            .expect("redis-server is not installed: run scripts/setup.sh --with-node (it installs Debian's redis-server)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(server)
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawning redis-server");
+        let listening = async {
+            while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, listening).await.expect("redis-server listens");
+        Redis { child, url: format!("redis://127.0.0.1:{port}/0") }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// Three replicas sharing `redis` and a state key, with `extra` arguments.
+async fn replicas(redis: &Redis, dir: &tempfile::TempDir, extra: &[&str]) -> Vec<HttpHost> {
+    let key_file = dir.path().join("state.key");
+    std::fs::write(&key_file, "fleet-task-state-key-forty-bytes-at-least!\n").unwrap();
+    let mut args = vec!["--task-store", &redis.url, "--state-key-file", key_file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(HttpHost::start(&args).await);
+    }
+    replicas
+}
+
+fn task_id(response: CallToolResponse) -> String {
+    match response {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_task_made_on_one_replica_is_read_on_another_and_answered_or_cancelled_through_a_third() {
+    let redis = Redis::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let replicas = replicas(&redis, &dir, &[]).await;
+    // Without auth the token is not read; each client talks to one replica.
+    let mut clients = Vec::new();
+    for replica in &replicas {
+        clients.push(client(replica, "none", tasks()).await);
+    }
+
+    // An approval: asked on replica 1, seen on 2, answered through 3.
+    let id = task_id(clients[0].call_tool_once(delete()).await.unwrap());
+    let waiting =
+        poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::InputRequired { .. })).await;
+    let TaskPayload::InputRequired { input_requests } = waiting else { unreachable!() };
+    let key = input_requests.keys().next().unwrap().clone();
+    clients[2]
+        .peer()
+        .update_task(UpdateTaskParams::new(id.clone(), approval_answer(&key, true)))
+        .await
+        .unwrap();
+    let done = poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    assert_eq!(result["content"][0]["text"], "deleted every record of users");
+
+    // A long call: started on 1, cancelled through 3, and 2 sees it stop.
+    let long = params("countdown", json!({ "steps": 200, "step_ms": 100, "quiet": true }));
+    let id = task_id(clients[0].call_tool_once(long).await.unwrap());
+    poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::Working)).await;
+    clients[2].peer().cancel_task(CancelTaskParams::new(id.clone())).await.unwrap();
+    poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::Cancelled)).await;
+    // The replica that ran it stopped the guest the usual way.
+    replicas[0]
+        .stderr
+        .wait_for_event("the cancelled call to end", |event| {
+            event.is_call_ended("countdown") && event.str("outcome") == Some("stopped")
+        })
+        .await;
+
+    // A task id never issued is unknown everywhere.
+    let never = uuid_like(&id);
+    for client in &clients {
+        let error = error_text(client.peer().get_task(GetTaskParams::new(never.clone())).await, &never);
+        assert!(error.contains("unknown task: ID"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_replica_that_dies_leaves_its_tasks_failed_on_the_others() {
+    let redis = Redis::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut replicas = replicas(&redis, &dir, &[]).await;
+    let first = client(&replicas[0], "none", tasks()).await;
+    let second = client(&replicas[1], "none", tasks()).await;
+
+    let long = params("countdown", json!({ "steps": 600, "step_ms": 100, "quiet": true }));
+    let id = task_id(first.call_tool_once(long).await.unwrap());
+    poll(&second, &id, |payload| matches!(payload, TaskPayload::Working)).await;
+
+    replicas[0].child.kill().await.unwrap();
+    // Its lease lapses within ten seconds; the task then reads as failed.
+    let failed = async {
+        loop {
+            let task = second.peer().get_task(GetTaskParams::new(id.clone())).await.unwrap().task;
+            if let TaskPayload::Failed { error } = task.payload {
+                return error;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    let error = tokio::time::timeout(PATIENCE, failed).await.expect("the task reads as failed in time");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("replica running this task stopped"), "{message}");
+}
+
+#[tokio::test]
+async fn through_the_store_another_callers_task_is_one_never_issued_on_every_replica() {
+    let redis = Redis::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = Key::new("k1");
+    let issuer = Issuer::start(&[&key]).await;
+    let auth = [
+        "--auth-issuer",
+        &issuer.url,
+        "--auth-resource",
+        crate::auth::RESOURCE,
+        "--auth-scopes",
+        "tools:call",
+    ];
+    let replicas = replicas(&redis, &dir, &auth).await;
+    let alice_token = token(&key, &issuer, "alice", "tools:call", 0);
+    let bob_token = token(&key, &issuer, "bob", "tools:call", 0);
+
+    let alice = client(&replicas[0], &alice_token, tasks()).await;
+    let id = task_id(alice.call_tool_once(delete()).await.unwrap());
+    let waiting = poll(&alice, &id, |payload| matches!(payload, TaskPayload::InputRequired { .. })).await;
+    let TaskPayload::InputRequired { input_requests } = waiting else { unreachable!() };
+    let question = input_requests.keys().next().unwrap().clone();
+
+    let never = uuid_like(&id);
+    for (n, replica) in replicas.iter().enumerate() {
+        let bob = client(replica, &bob_token, tasks()).await;
+        let unknown = error_text(bob.peer().get_task(GetTaskParams::new(never.clone())).await, &never);
+        assert_eq!(
+            error_text(bob.peer().get_task(GetTaskParams::new(id.clone())).await, &id),
+            unknown,
+            "replica {n}"
+        );
+        let answer = UpdateTaskParams::new(id.clone(), approval_answer(&question, true));
+        assert_eq!(error_text(bob.peer().update_task(answer).await, &id), unknown, "replica {n}");
+        let cancel = CancelTaskParams::new(id.clone());
+        assert_eq!(error_text(bob.peer().cancel_task(cancel).await, &id), unknown, "replica {n}");
+    }
+
+    // Alice answers through the third replica, and reads the end on the second.
+    let there = client(&replicas[2], &alice_token, tasks()).await;
+    there
+        .peer()
+        .update_task(UpdateTaskParams::new(id.clone(), approval_answer(&question, true)))
+        .await
+        .unwrap();
+    let second = client(&replicas[1], &alice_token, tasks()).await;
+    let done = poll(&second, &id, |payload| matches!(payload, TaskPayload::Completed { .. })).await;
+    let TaskPayload::Completed { result } = done else { unreachable!() };
+    assert_eq!(result["content"][0]["text"], "deleted every record of users");
+}
