@@ -5,7 +5,7 @@
 #                         (`./dev serve`, `./dev call`: a first answer in minutes)
 #   setup.sh              also componentize-py and componentize-js (every example)
 #   setup.sh --with-node  also what the tests need (npm packages, Node 24, the
-#                         Python SDK, Debian's docker-registry and haproxy)
+#                         Python SDK, Debian's docker-registry, haproxy and redis-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,6 +79,11 @@ if [ "${1:-}" = "--with-node" ]; then
     # three replicas behind HAProxy (Debian's package).
     if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
         apt_install haproxy
+    fi
+    # ... sharing their tasks through Redis (Debian's redis-server, started
+    # by the tests themselves on a free port).
+    if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then
+        apt_install redis-server
     fi
     if [ -f tests/py/requirements.txt ]; then
         if [ ! -x .tools/py/bin/python ]; then

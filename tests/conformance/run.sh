@@ -23,7 +23,8 @@
 # behind HAProxy (deploy/haproxy/haproxy.cfg: round-robin, 2025-11-25
 # sessions kept on their replica; 2026-07-28 requests spread with no
 # affinity, the replicas sharing one --state-key-file so any of them
-# continues a paused call). MCP_WASM_HOST and MCP_WASM_COMPONENT override the
+# continues a paused call, and one --task-store, a redis-server started for
+# the run, so any of them answers for a task). MCP_WASM_HOST and MCP_WASM_COMPONENT override the
 # host binary and the component.
 set -euo pipefail
 
@@ -35,14 +36,9 @@ set -euo pipefail
 known_gaps=(
     # Tasks extension (SEP-2663).
     tasks-status-notifications    # the suite skips its one check itself (pending its subscriptions/listen rewrite)
-    # Through replicas, a task lives in the replica that made it (rmcp's
-    # in-process task manager): another one does not know its id.
-    fleet:tasks-lifecycle
-    fleet:tasks-wire-fields
-    fleet:tasks-request-state-removal
-    fleet:tasks-mrtr-input
-    fleet:tasks-request-headers
-    fleet:tasks-dispatch-and-envelope
+    # With --state-key-file a call for a client of the tasks extension is a
+    # task from its start (sealed rounds do not become tasks yet), so its
+    # first question is the task's, not an input_required round.
     fleet:tasks-mrtr-composition
 )
 
@@ -67,6 +63,8 @@ done
 if [ "$replicas" = 3 ]; then
     haproxy="$(command -v haproxy || echo /usr/sbin/haproxy)"
     [ -x "$haproxy" ] || { echo "haproxy is missing: run scripts/setup.sh --with-node" >&2; exit 1; }
+    redis="$(command -v redis-server || echo /usr/bin/redis-server)"
+    [ -x "$redis" ] || { echo "redis-server is missing: run scripts/setup.sh --with-node" >&2; exit 1; }
 fi
 
 work="$(mktemp -d)"
@@ -80,6 +78,7 @@ stop_fleet() {
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
     stop_fleet
+    [ -z "${redis_pid:-}" ] || { kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true; }
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -89,13 +88,22 @@ trap 'exit 130' INT TERM
 key="$work/state.key"
 if [ "$replicas" = 3 ]; then
     (umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$key" && echo >>"$key")
+    # The task store the replicas share: one for the run (task ids are
+    # unique, so scenarios do not meet), keeping nothing on disk.
+    redis_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    "$redis" --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no >/dev/null 2>&1 &
+    redis_pid="$!"
+    for _ in $(seq 1 200); do
+        (echo >"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && break
+        sleep 0.05
+    done
 fi
 
 # Starts host N (1..3) on a free port, its stderr in $work/host-N.log.
 launch_host() {
     # No drain on stop: a paused call would hold the exit for --drain-timeout.
     local args=(--http 127.0.0.1:0 --drain-timeout 0s --component "$component")
-    [ "$replicas" = 1 ] || args+=(--state-key-file "$key")
+    [ "$replicas" = 1 ] || args+=(--state-key-file "$key" --task-store "redis://127.0.0.1:$redis_port/0")
     "$host" "${args[@]}" </dev/null 2>"$work/host-$1.log" &
     pids+=("$!")
 }
