@@ -36,10 +36,6 @@ set -euo pipefail
 known_gaps=(
     # Tasks extension (SEP-2663).
     tasks-status-notifications    # the suite skips its one check itself (pending its subscriptions/listen rewrite)
-    # With --state-key-file a call for a client of the tasks extension is a
-    # task from its start (sealed rounds do not become tasks yet), so its
-    # first question is the task's, not an input_required round.
-    fleet:tasks-mrtr-composition
 )
 
 replicas=1

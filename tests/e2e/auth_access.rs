@@ -88,6 +88,12 @@ pub(crate) fn delete() -> rmcp::model::CallToolRequestParams {
     params("delete_records", json!({ "table": "users" }))
 }
 
+/// A call that works a moment (long enough to become a task for a client
+/// of the tasks extension), then asks the user's approval.
+pub(crate) fn prune() -> rmcp::model::CallToolRequestParams {
+    params("prune", json!({ "find_ms": 300 }))
+}
+
 /// The error text of `result`, with `id` written as `ID` (so the answers
 /// for two ids can be compared).
 pub(crate) fn error_text<T: std::fmt::Debug>(result: Result<T, rmcp::ServiceError>, id: &str) -> String {

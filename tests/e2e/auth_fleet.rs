@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::auth::{Issuer, Key, RESOURCE, send};
 use crate::auth_access::{
-    asks, client, completed, delete, error_text, open, paused, poll, request, tasks, token, uuid_like,
+    asks, client, completed, error_text, open, paused, poll, prune, request, tasks, token, uuid_like,
 };
 use crate::balanced::Balancer;
 use crate::harness::{approval_answer, params, text_of};
@@ -96,9 +96,10 @@ async fn through_the_fleet_another_callers_task_is_answered_as_one_never_issued(
     let alice_token = token(&key, &issuer, "alice", "tools:call", 0);
     let bob_token = token(&key, &issuer, "bob", "tools:call", 0);
 
-    // Alice starts a task through the balancer; it waits for her approval.
+    // Alice starts a call through the balancer: it becomes a task, then
+    // waits for her approval.
     let alice = client(&balancer, &alice_token, tasks()).await;
-    let id = match alice.call_tool_once(delete()).await.unwrap() {
+    let id = match alice.call_tool_once(prune()).await.unwrap() {
         CallToolResponse::Task(created) => created.task.task_id,
         other => panic!("expected a task, got {other:?}"),
     };
@@ -165,5 +166,5 @@ async fn through_the_fleet_another_callers_task_is_answered_as_one_never_issued(
     there.peer().update_task(answer).await.unwrap();
     let done = poll(there, &id, |payload| matches!(payload, TaskPayload::Completed { .. })).await;
     let TaskPayload::Completed { result } = done else { unreachable!() };
-    assert_eq!(result["content"][0]["text"], "deleted every record of users");
+    assert_eq!(result["content"][0]["text"], "pruned 3 snapshots");
 }

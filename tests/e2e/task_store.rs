@@ -14,7 +14,7 @@ use serde_json::json;
 use tokio::process::{Child, Command};
 
 use crate::auth::{Issuer, Key};
-use crate::auth_access::{client, delete, error_text, poll, tasks, token, uuid_like};
+use crate::auth_access::{client, error_text, poll, prune, tasks, token, uuid_like};
 use crate::harness::{PATIENCE, approval_answer, params};
 use crate::http_limits::HttpHost;
 
@@ -87,8 +87,9 @@ async fn a_task_made_on_one_replica_is_read_on_another_and_answered_or_cancelled
         clients.push(client(replica, "none", tasks()).await);
     }
 
-    // An approval: asked on replica 1, seen on 2, answered through 3.
-    let id = task_id(clients[0].call_tool_once(delete()).await.unwrap());
+    // A call that becomes a task on replica 1, then asks for approval:
+    // seen on 2, answered through 3.
+    let id = task_id(clients[0].call_tool_once(prune()).await.unwrap());
     let waiting =
         poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::InputRequired { .. })).await;
     let TaskPayload::InputRequired { input_requests } = waiting else { unreachable!() };
@@ -100,7 +101,7 @@ async fn a_task_made_on_one_replica_is_read_on_another_and_answered_or_cancelled
         .unwrap();
     let done = poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::Completed { .. })).await;
     let TaskPayload::Completed { result } = done else { unreachable!() };
-    assert_eq!(result["content"][0]["text"], "deleted every record of users");
+    assert_eq!(result["content"][0]["text"], "pruned 3 snapshots");
 
     // A long call: started on 1, cancelled through 3, and 2 sees it stop.
     let long = params("countdown", json!({ "steps": 200, "step_ms": 100, "quiet": true }));
@@ -171,7 +172,7 @@ async fn through_the_store_another_callers_task_is_one_never_issued_on_every_rep
     let bob_token = token(&key, &issuer, "bob", "tools:call", 0);
 
     let alice = client(&replicas[0], &alice_token, tasks()).await;
-    let id = task_id(alice.call_tool_once(delete()).await.unwrap());
+    let id = task_id(alice.call_tool_once(prune()).await.unwrap());
     let waiting = poll(&alice, &id, |payload| matches!(payload, TaskPayload::InputRequired { .. })).await;
     let TaskPayload::InputRequired { input_requests } = waiting else { unreachable!() };
     let question = input_requests.keys().next().unwrap().clone();
@@ -201,5 +202,5 @@ async fn through_the_store_another_callers_task_is_one_never_issued_on_every_rep
     let second = client(&replicas[1], &alice_token, tasks()).await;
     let done = poll(&second, &id, |payload| matches!(payload, TaskPayload::Completed { .. })).await;
     let TaskPayload::Completed { result } = done else { unreachable!() };
-    assert_eq!(result["content"][0]["text"], "deleted every record of users");
+    assert_eq!(result["content"][0]["text"], "pruned 3 snapshots");
 }

@@ -395,17 +395,20 @@ struct Prune;
 struct PruneArgs {
     #[schemars(range(min = 1, max = 1000))]
     count: u64,
+    /// How long finding them takes, in milliseconds, before the question.
+    #[schemars(range(max = 60000))]
+    find_ms: u64,
 }
 
 impl Default for PruneArgs {
     fn default() -> Self {
-        PruneArgs { count: 3 }
+        PruneArgs { count: 3, find_ms: 0 }
     }
 }
 
 impl Tool for Prune {
     const NAME: &'static str = "prune";
-    const DESCRIPTION: &'static str = "Finds `count` old snapshots, then asks the user's approval before deleting them. \
+    const DESCRIPTION: &'static str = "Finds `count` old snapshots (taking `find_ms`), then asks the user's approval before deleting them. \
                                        Holds <call-id>.lock in the granted directory meanwhile.";
     // Finding is harmless; only the one step that deletes asks.
     const ANNOTATIONS: Annotations =
@@ -413,9 +416,14 @@ impl Tool for Prune {
     type Args = PruneArgs;
     type Output = String;
 
-    fn call(cx: &Context, PruneArgs { count }: PruneArgs) -> Result<String> {
+    fn call(cx: &Context, PruneArgs { count, find_ms }: PruneArgs) -> Result<String> {
         // Stands in for a lock or transaction held while the user decides.
         hold_lock(cx.call_id())?;
+        // Finding takes a while (a call for a client of the tasks extension
+        // becomes a task meanwhile). A cancel then stops the call; the
+        // cleanup hook releases the lock.
+        std::thread::sleep(Duration::from_millis(find_ms));
+        cx.check()?;
         let approval = cx.request_approval(&format!("Delete {count} old snapshots for good?"));
         // Stopped while waiting (cancelled, or no answer in time): the host
         // runs the cleanup hook, which releases the lock.

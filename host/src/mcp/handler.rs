@@ -392,12 +392,11 @@ impl ServerHandler for ToolServer {
                     let tasks = ClientCapabilities::builder().enable_tasks().build();
                     return Err(McpError::missing_required_client_capability(tasks));
                 }
-                // In parked rounds (2026-07-28, no `--state-key-file`) the
-                // call becomes a task there, after a question if it asks one
+                // In rounds (2026-07-28, parked or sealed) the call becomes
+                // a task there, after the rounds of the questions it asks
                 // first; elsewhere it is a task from the start.
                 (TaskSupport::Optional | TaskSupport::Required, true)
-                    if !mode::rounds::speaks_in_rounds(&context)
-                        || self.caller.shared.state_keys.is_some() =>
+                    if !mode::rounds::speaks_in_rounds(&context) =>
                 {
                     return mode::task::start(self, plan, &context, span).await;
                 }

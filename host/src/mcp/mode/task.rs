@@ -6,7 +6,8 @@
 //! [`QUICK`] or asks its first question; its questions then show as the
 //! task's `input_required` status until `tasks/update` answers them, and
 //! `tasks/cancel` stops the call the usual way (cancel, grace, forced stop,
-//! cleanup).
+//! cleanup). This is the way for a client before 2026-07-28; in rounds,
+//! `rounds` makes the task once the call runs past [`QUICK`].
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -248,10 +248,12 @@ async fn launch(
         handed_off: signals.handed_off.clone(),
         given: given.unwrap_or_default(),
     };
-    // A tool's call may become a task (never in sealed rounds, which stop
-    // at each pause); the bounds its task's time to live must cover.
+    // A tool's call may become a task, parked or re-run from its sealed
+    // state alike: its pauses are then the task's, kept wherever the task
+    // is (with `--task-store`, for every replica). The bounds its task's
+    // time to live must cover.
     let becomes_task = match &work {
-        Work::Tool(plan) if sealing.is_none() && may_become_task(plan, context) => {
+        Work::Tool(plan) if may_become_task(plan, context) => {
             let limits = plan.route.component.limits.timeout + caller.shared.ask_policy.approval_timeout;
             Some(TaskBounds { ttl: limits, scopes: plan.route.scopes.clone() })
         }
@@ -298,12 +300,12 @@ async fn launch(
             );
         }
     }
+    let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
     match sealing {
-        Some(sealing) => sealing.drive(execution, &context.ct, server.caller.shared.runner.stats()).await,
-        None => {
-            let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
-            server.calls(context).paused.drive(execution, &context.ct, turn).await
+        Some(sealing) => {
+            sealing.drive(execution, &context.ct, server.caller.shared.runner.stats(), turn).await
         }
+        None => server.calls(context).paused.drive(execution, &context.ct, turn).await,
     }
 }
 

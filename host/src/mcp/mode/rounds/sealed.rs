@@ -7,6 +7,9 @@
 //! again, and answers the guest's questions from the state in order
 //! ([`crate::ask::AnswerBook`]). A tool should therefore ask before it acts,
 //! as the protocol expects: what it did before a question, it does again.
+//! For a client of the tasks extension, a call that runs on past the quick
+//! moment becomes a task on the replica running it (kept in `--task-store`
+//! for the others), and asks its later questions there.
 
 use std::sync::Arc;
 
@@ -16,7 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Execution, PromptRun, Round, Step};
+use super::{Execution, PromptRun, Round, Step, TaskTurn};
 use crate::ask::{AnswerBook, Pause, PausedQuestion};
 use crate::call::Share;
 use crate::mcp::tools::CallPlan;
@@ -41,17 +44,22 @@ impl Sealing {
 
     /// Drives `execution` for the request whose cancellation is `request`:
     /// its response, or the `input_required` result of its pause, sealed.
-    pub(super) async fn drive(
+    pub(super) async fn drive<'a>(
         self,
         execution: Execution,
         request: &CancellationToken,
         stats: &Stats,
+        turn: impl FnOnce(&Execution) -> Option<TaskTurn<'a>>,
     ) -> Result<Round, McpError> {
         match execution.step(request).await {
             Step::Done(response) => response.map(Round::Finished),
             Step::Paused(execution, pause) => self.hand_off(&execution, *pause, stats).map(Round::Input),
-            // Sealed calls never become tasks (`launch` does not let them).
-            Step::Slow(_) => Err(McpError::internal_error("a sealed call ran as a task", None)),
+            // Past the quick moment, the call runs on here as a task: its
+            // later pauses are the task's, never sealed.
+            Step::Slow(execution) => match turn(&execution) {
+                Some(turn) => Ok(Round::Task(turn.make(execution).await?)),
+                None => Err(McpError::internal_error("a call that cannot be a task ran as one", None)),
+            },
         }
     }
 
