@@ -15,7 +15,7 @@ use tokio::process::{Child, Command};
 
 use crate::auth::{Issuer, Key};
 use crate::auth_access::{client, error_text, poll, prune, tasks, token, uuid_like};
-use crate::harness::{PATIENCE, approval_answer, params};
+use crate::harness::{PATIENCE, approval_answer, files_in, params, wait_for_lock};
 use crate::http_limits::HttpHost;
 
 /// A `redis-server` of its own, on loopback, keeping nothing on disk.
@@ -80,7 +80,8 @@ fn task_id(response: CallToolResponse) -> String {
 async fn a_task_made_on_one_replica_is_read_on_another_and_answered_or_cancelled_through_a_third() {
     let redis = Redis::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let replicas = replicas(&redis, &dir, &[]).await;
+    let grant = tempfile::tempdir().unwrap();
+    let replicas = replicas(&redis, &dir, &["--dir", grant.path().to_str().unwrap()]).await;
     // Without auth the token is not read; each client talks to one replica.
     let mut clients = Vec::new();
     for replica in &replicas {
@@ -103,19 +104,24 @@ async fn a_task_made_on_one_replica_is_read_on_another_and_answered_or_cancelled
     let TaskPayload::Completed { result } = done else { unreachable!() };
     assert_eq!(result["content"][0]["text"], "pruned 3 snapshots");
 
-    // A long call: started on 1, cancelled through 3, and 2 sees it stop.
-    let long = params("countdown", json!({ "steps": 200, "step_ms": 100, "quiet": true }));
-    let id = task_id(clients[0].call_tool_once(long).await.unwrap());
+    // A guest that ignores the cancel and spins, holding a lock: started
+    // on 1, cancelled through 3. Replica 1 stops it by force and runs its
+    // cleanup, which releases the lock; 2 sees the task cancelled.
+    let id = task_id(clients[0].call_tool_once(params("spin", json!({}))).await.unwrap());
+    wait_for_lock(grant.path()).await;
     poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::Working)).await;
     clients[2].peer().cancel_task(CancelTaskParams::new(id.clone())).await.unwrap();
     poll(&clients[1], &id, |payload| matches!(payload, TaskPayload::Cancelled)).await;
-    // The replica that ran it stopped the guest the usual way.
-    replicas[0]
+    let ended = replicas[0]
         .stderr
-        .wait_for_event("the cancelled call to end", |event| {
-            event.is_call_ended("countdown") && event.str("outcome") == Some("stopped")
-        })
+        .wait_for_event("the cancelled call to end", |event| event.is_call_ended("spin"))
         .await;
+    assert_eq!(
+        (ended.str("stop_reason"), ended.str("cleanup")),
+        (Some("client-cancelled"), Some("done")),
+        "{ended}"
+    );
+    assert!(files_in(grant.path()).is_empty(), "cleanup left {:?}", files_in(grant.path()));
 
     // A task id never issued is unknown everywhere.
     let never = uuid_like(&id);
