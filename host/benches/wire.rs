@@ -6,7 +6,9 @@
 //! language's guest against a native server on that language's official
 //! MCP SDK (`languages.rs`; it needs `just setup --with-node`). The `auth`
 //! section measures what authorization costs per call over `--http`, with
-//! the bench's own authorization server on loopback (`auth.rs`).
+//! the bench's own authorization server on loopback (`auth.rs`). The
+//! `tasks` section measures a task's round trip through three replicas
+//! sharing a `--task-store` (`tasks.rs`; it needs `redis-server`).
 //!
 //!     cargo bench -p mcp-wasm-host --bench wire            (full run)
 //!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
@@ -27,6 +29,7 @@ mod memory;
 mod native;
 mod node_client;
 mod plain;
+mod tasks;
 mod tiering;
 mod traces;
 
@@ -48,7 +51,7 @@ fn main() {
     // `--only NAME` runs one section: echo, throughput, cancel,
     // cancel-languages, cancel-busy,
     // client, approval, neighbour, startup, fuel, tiering, languages, http,
-    // auth, memory, plain.
+    // auth, memory, plain, tasks.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run(if quick { Scale::QUICK } else { Scale::FULL }, only));
@@ -150,6 +153,9 @@ async fn run(scale: Scale, only: Option<String>) {
     }
     if wanted("memory") {
         memory::memory().await;
+    }
+    if wanted("tasks") {
+        tasks::tasks(scale).await;
     }
 }
 
