@@ -17,7 +17,6 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::Owner;
-use super::kept::Kept;
 use crate::budget::Charge;
 use crate::log_text::escaped;
 
@@ -292,17 +291,25 @@ impl TaskHandle {
     }
 
     /// Settles the task with how its run `ended`, keeping the end for its
-    /// time to live (charged to `kept`; a result too large to keep fails
-    /// the task instead).
-    pub(super) async fn finish(&self, ended: Result<CallToolResult, TaskExit>, kept: &Kept) {
+    /// time to live under a charge `keep` makes for its bytes (a result it
+    /// cannot keep fails the task instead, saying why).
+    pub(super) async fn finish(
+        &self,
+        ended: Result<CallToolResult, TaskExit>,
+        keep: impl FnOnce(usize) -> Result<Charge, String>,
+    ) {
         let mut end = match ended {
             Ok(result) => TaskPayload::Completed { result: to_object(&result) },
             Err(TaskExit::Cancelled) => TaskPayload::Cancelled,
             Err(TaskExit::Error(error)) => TaskPayload::Failed { error: to_object(&error) },
         };
-        let bytes = crate::json_size::json_size(&DetailedTask::new(Task::default(), end.clone()), usize::MAX)
-            .unwrap_or(usize::MAX);
-        let charge = match kept.charge(bytes) {
+        let bytes = match &end {
+            TaskPayload::Completed { result: object } | TaskPayload::Failed { error: object } => {
+                crate::json_size::json_size(object, usize::MAX).unwrap_or(usize::MAX)
+            }
+            _ => 0,
+        };
+        let charge = match keep(bytes) {
             Ok(charge) => Some(charge),
             Err(why) => {
                 let error = McpError::internal_error(format!("the task's result is not kept: {why}"), None);
@@ -323,7 +330,9 @@ impl TaskHandle {
         // The end must reach the store, or other replicas read the task as
         // running until its replica's lease runs out: tried a few times.
         for wait in [0, 200, 1000, 3000] {
-            tokio::time::sleep(Duration::from_millis(wait)).await;
+            if wait > 0 {
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+            }
             match self.publish().await {
                 Ok(()) => {
                     self.entry.state().stored = self.has_store();

@@ -22,7 +22,7 @@ mod kept;
 pub mod store;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,7 @@ use rmcp::model::{CallToolResult, DetailedTask, InputResponses, Task};
 use rmcp::task_manager::TaskExit;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Charge;
 use entry::Entry;
 pub use entry::{NoAnswer, TaskHandle};
 pub use kept::Kept;
@@ -92,12 +93,18 @@ struct Table {
     /// or twice it after its start): looked at on each request, oldest
     /// first, so no request walks the whole table.
     expiries: BinaryHeap<Reverse<(Instant, String)>>,
+    /// The tasks that ended, oldest first: the first let go of when the
+    /// results kept run out of room.
+    ended: VecDeque<String>,
 }
 
 impl Table {
     /// Drops what has expired; a task still running then is stopped.
     fn sweep(&mut self) {
         let now = Instant::now();
+        while self.ended.front().is_some_and(|id| !self.entries.contains_key(id)) {
+            self.ended.pop_front();
+        }
         while let Some(Reverse((at, _))) = self.expiries.peek() {
             if *at > now {
                 break;
@@ -109,6 +116,16 @@ impl Table {
                 entry.abort();
             }
         }
+    }
+
+    /// Lets go of the oldest ended task; false if none is left.
+    fn drop_oldest_ended(&mut self) -> bool {
+        while let Some(id) = self.ended.pop_front() {
+            if self.entries.remove(&id).is_some() {
+                return true;
+            }
+        }
+        false
     }
 
     fn get(&mut self, id: &str) -> Option<Arc<Entry>> {
@@ -175,8 +192,8 @@ impl Tasks {
             // guard stops the call, and it still cleans up.
             let _stop_if_dropped = stop.drop_guard();
             let ended = future.await;
-            handle.finish(ended, &kept).await;
-            forget_if_stored(&table, &handle);
+            handle.finish(ended, |bytes| keep(&table, &kept, bytes)).await;
+            settle(&table, &handle);
         });
         entry.hold(join);
         Ok(task)
@@ -238,6 +255,7 @@ impl Tasks {
     pub fn shutdown(&self) {
         let mut table = self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         table.expiries.clear();
+        table.ended.clear();
         for (_, entry) in table.entries.drain() {
             entry.abort();
         }
@@ -256,14 +274,33 @@ impl Tasks {
     }
 }
 
-/// Once the store holds a finished task's end, the table need not: any
-/// replica reads it from there.
-fn forget_if_stored(table: &Weak<Mutex<Table>>, handle: &TaskHandle) {
-    if !handle.stored() {
-        return;
+/// A charge for keeping `bytes` of a task's end: when the results kept
+/// are full, this table's oldest ended tasks are let go of first (a client
+/// that never reads its results loses its own oldest, not another's
+/// newest); if that does not make room, the end is not kept.
+fn keep(table: &Weak<Mutex<Table>>, kept: &Kept, bytes: usize) -> Result<Charge, String> {
+    loop {
+        let refused = match kept.charge(bytes) {
+            Ok(charge) => return Ok(charge),
+            Err(refused) => refused,
+        };
+        let Some(table) = table.upgrade() else { return Err(refused) };
+        if !table.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drop_oldest_ended() {
+            return Err(refused);
+        }
     }
-    if let Some(table) = table.upgrade() {
-        table.lock().unwrap_or_else(std::sync::PoisonError::into_inner).entries.remove(handle.id());
+}
+
+/// Files an ended task: once the store holds its end, the table need not
+/// (any replica reads it from there); otherwise it is kept, the newest of
+/// the ended.
+fn settle(table: &Weak<Mutex<Table>>, handle: &TaskHandle) {
+    let Some(table) = table.upgrade() else { return };
+    let mut table = table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if handle.stored() {
+        table.entries.remove(handle.id());
+    } else if table.entries.contains_key(handle.id()) {
+        table.ended.push_back(handle.id().to_string());
     }
 }
 
@@ -363,6 +400,28 @@ mod tests {
         until(&tasks, &id, |p| matches!(p, TaskPayload::InputRequired { .. })).await;
         tasks.cancel(&id, &anyone).await.unwrap();
         until(&tasks, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    }
+
+    #[tokio::test]
+    async fn when_the_results_kept_are_full_the_tables_oldest_ended_task_goes_first() {
+        let tasks = Tasks::new(Kept::of(3000), None);
+        let mut ids = Vec::new();
+        for text in ["first", "second"] {
+            let result = CallToolResult::success(vec![ContentBlock::text(text.repeat(100))]);
+            let task =
+                tasks
+                    .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |_| async move {
+                        Ok(result)
+                    })
+                    .await
+                    .unwrap();
+            until(&tasks, &task.task_id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+            ids.push(task.task_id);
+        }
+        assert_eq!(tasks.get(&ids[0], &anyone).await.unwrap_err(), unknown(&ids[0]));
+        let kept = tasks.get(&ids[1], &anyone).await.unwrap();
+        let TaskPayload::Completed { result } = kept.payload else { panic!("{kept:?}") };
+        assert!(result["content"][0]["text"].as_str().unwrap().starts_with("second"));
     }
 
     #[tokio::test]
