@@ -6,7 +6,6 @@
 //! noise falls on all of them alike. Polls every 2 ms (the figures carry
 //! up to that much of it).
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -17,9 +16,9 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::json;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
-use crate::harness::{TestClient, approval_answer, guest, host_binary, params};
+use crate::harness::{Redis, TestClient, approval_answer, guest, host_binary, params};
 use crate::http_load::{Server, announced};
 use crate::{Samples, Scale, ms};
 
@@ -27,28 +26,6 @@ type Client = RunningService<RoleClient, TestClient>;
 
 /// How often a task is polled.
 const POLL: Duration = Duration::from_millis(2);
-
-/// A `redis-server` of the bench's own, keeping nothing on disk.
-struct Redis {
-    _child: Child,
-    url: String,
-}
-
-async fn redis() -> Redis {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new("redis-server")
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("redis-server (scripts/setup.sh --with-node installs it)");
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Redis { _child: child, url: format!("redis://127.0.0.1:{port}/0") }
-}
 
 async fn replica(redis: &Redis, key_file: &std::path::Path) -> Server {
     let mut command = Command::new(host_binary());
@@ -123,7 +100,7 @@ pub async fn tasks(scale: Scale) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rounds = scale.start_trials * 2;
     println!("## Tasks through a fleet (three replicas sharing --task-store), protocol 2026-07-28\n");
-    let redis = redis().await;
+    let redis = Redis::start().await;
     let dir = tempfile::tempdir().unwrap();
     let key_file = dir.path().join("state.key");
     std::fs::write(&key_file, "bench-task-state-key-of-forty-bytes-long!\n").unwrap();

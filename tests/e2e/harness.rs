@@ -907,3 +907,44 @@ pub async fn serve_posts(take: impl Fn(Vec<u8>) + Clone + Send + Sync + 'static)
     });
     url
 }
+
+/// A `redis-server` of a test's (or a bench's) own, on loopback, keeping
+/// nothing on disk: the task store replicas share (`--task-store`).
+pub struct Redis {
+    child: Child,
+    /// The URL `--task-store` takes.
+    pub url: String,
+}
+
+impl Redis {
+    /// Starts one on a free port and waits until it listens.
+    pub async fn start() -> Redis {
+        let server = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|path| path.exists())
+            .expect("redis-server is not installed: run scripts/setup.sh --with-node (it installs Debian's redis-server)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(server)
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawning redis-server");
+        let listening = async {
+            while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, listening).await.expect("redis-server listens");
+        Redis { child, url: format!("redis://127.0.0.1:{port}/0") }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}

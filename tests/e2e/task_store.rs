@@ -6,55 +6,13 @@
 //! third; a replica that dies leaves its tasks `failed`; another caller's
 //! task is, on every replica, a task never issued.
 
-use std::path::PathBuf;
-use std::process::Stdio;
-
 use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
 use serde_json::json;
-use tokio::process::{Child, Command};
 
 use crate::auth::{Issuer, Key};
 use crate::auth_access::{client, error_text, poll, prune, tasks, token, uuid_like};
-use crate::harness::{PATIENCE, approval_answer, files_in, params, wait_for_lock};
+use crate::harness::{PATIENCE, Redis, approval_answer, files_in, params, wait_for_lock};
 use crate::http_limits::HttpHost;
-
-/// A `redis-server` of its own, on loopback, keeping nothing on disk.
-pub(crate) struct Redis {
-    child: Child,
-    pub(crate) url: String,
-}
-
-impl Redis {
-    pub(crate) async fn start() -> Redis {
-        let server = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
-            .into_iter()
-            .map(PathBuf::from)
-            .find(|path| path.exists())
-            .expect("redis-server is not installed: run scripts/setup.sh --with-node (it installs Debian's redis-server)");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(server)
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawning redis-server");
-        let listening = async {
-            while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        };
-        tokio::time::timeout(PATIENCE, listening).await.expect("redis-server listens");
-        Redis { child, url: format!("redis://127.0.0.1:{port}/0") }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-    }
-}
 
 /// Three replicas sharing `redis` and a state key, with `extra` arguments.
 async fn replicas(redis: &Redis, dir: &tempfile::TempDir, extra: &[&str]) -> Vec<HttpHost> {
