@@ -21,8 +21,7 @@ mod kept;
 #[cfg(feature = "task-store")]
 pub mod store;
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -85,34 +84,69 @@ pub struct Tasks {
     store: Option<Arc<store::Store>>,
 }
 
-/// The tasks this process made and still keeps.
+/// The tasks this process made and still keeps, with two indexes that
+/// each hold exactly one item per entry they concern, so nothing in the
+/// table outlives its entry.
 #[derive(Default)]
 struct Table {
-    entries: HashMap<String, Arc<Entry>>,
-    /// When each entry is dropped (its task's time to live after its end,
-    /// or twice it after its start): looked at on each request, oldest
-    /// first, so no request walks the whole table.
-    expiries: BinaryHeap<Reverse<(Instant, String)>>,
-    /// The tasks that ended, oldest first: the first let go of when the
-    /// results kept run out of room.
-    ended: VecDeque<String>,
+    entries: HashMap<String, Slot>,
+    /// When each entry goes (its task's time to live after its end, or
+    /// twice it after its start), soonest first: looked at on each request,
+    /// so no request walks the whole table.
+    deadlines: BTreeSet<(Instant, String)>,
+    /// The ended tasks in the order they ended: the first let go of when
+    /// the results kept run out of room.
+    ended: BTreeMap<u64, String>,
+    /// The next number in `ended`.
+    next_ended: u64,
+}
+
+/// An entry and where the indexes hold it.
+struct Slot {
+    entry: Arc<Entry>,
+    deadline: Instant,
+    ended: Option<u64>,
 }
 
 impl Table {
+    fn insert(&mut self, entry: Arc<Entry>) {
+        let (id, deadline) = (entry.id().to_string(), entry.expires());
+        self.deadlines.insert((deadline, id.clone()));
+        self.entries.insert(id, Slot { entry, deadline, ended: None });
+    }
+
+    /// Takes entry `id` out of the table and its indexes.
+    fn remove(&mut self, id: &str) -> Option<Arc<Entry>> {
+        let slot = self.entries.remove(id)?;
+        self.deadlines.remove(&(slot.deadline, id.to_string()));
+        if let Some(n) = slot.ended {
+            self.ended.remove(&n);
+        }
+        Some(slot.entry)
+    }
+
+    /// Files entry `id` as ended now: the newest of the ended, going its
+    /// time to live from now.
+    fn mark_ended(&mut self, id: &str) {
+        let Some(slot) = self.entries.get_mut(id) else { return };
+        let n = self.next_ended;
+        self.next_ended += 1;
+        self.ended.insert(n, id.to_string());
+        slot.ended = Some(n);
+        self.deadlines.remove(&(slot.deadline, id.to_string()));
+        slot.deadline = slot.entry.expires();
+        self.deadlines.insert((slot.deadline, id.to_string()));
+    }
+
     /// Drops what has expired; a task still running then is stopped.
     fn sweep(&mut self) {
         let now = Instant::now();
-        while self.ended.front().is_some_and(|id| !self.entries.contains_key(id)) {
-            self.ended.pop_front();
-        }
-        while let Some(Reverse((at, _))) = self.expiries.peek() {
+        while let Some((at, id)) = self.deadlines.first() {
             if *at > now {
                 break;
             }
-            let Some(Reverse((_, id))) = self.expiries.pop() else { break };
-            if self.entries.get(&id).is_some_and(|entry| entry.expires() <= now)
-                && let Some(entry) = self.entries.remove(&id)
-            {
+            let id = id.clone();
+            if let Some(entry) = self.remove(&id) {
                 entry.abort();
             }
         }
@@ -120,17 +154,14 @@ impl Table {
 
     /// Lets go of the oldest ended task; false if none is left.
     fn drop_oldest_ended(&mut self) -> bool {
-        while let Some(id) = self.ended.pop_front() {
-            if self.entries.remove(&id).is_some() {
-                return true;
-            }
-        }
-        false
+        let Some((_, id)) = self.ended.first_key_value() else { return false };
+        let id = id.clone();
+        self.remove(&id).is_some()
     }
 
     fn get(&mut self, id: &str) -> Option<Arc<Entry>> {
         self.sweep();
-        self.entries.get(id).cloned()
+        self.entries.get(id).map(|slot| slot.entry.clone())
     }
 }
 
@@ -181,8 +212,7 @@ impl Tasks {
         {
             let mut table = self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             table.sweep();
-            table.expiries.push(Reverse((entry.expires(), entry.id().to_string())));
-            table.entries.insert(entry.id().to_string(), entry.clone());
+            table.insert(entry.clone());
         }
         let future = run(handle.clone());
         let table = Arc::downgrade(&self.table);
@@ -254,10 +284,10 @@ impl Tasks {
     /// Stops every task still running (their session ended).
     pub fn shutdown(&self) {
         let mut table = self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        table.expiries.clear();
+        table.deadlines.clear();
         table.ended.clear();
-        for (_, entry) in table.entries.drain() {
-            entry.abort();
+        for (_, slot) in table.entries.drain() {
+            slot.entry.abort();
         }
     }
 
@@ -298,9 +328,9 @@ fn settle(table: &Weak<Mutex<Table>>, handle: &TaskHandle) {
     let Some(table) = table.upgrade() else { return };
     let mut table = table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if handle.stored() {
-        table.entries.remove(handle.id());
-    } else if table.entries.contains_key(handle.id()) {
-        table.ended.push_back(handle.id().to_string());
+        table.remove(handle.id());
+    } else {
+        table.mark_ended(handle.id());
     }
 }
 
@@ -422,6 +452,9 @@ mod tests {
         let kept = tasks.get(&ids[1], &anyone).await.unwrap();
         let TaskPayload::Completed { result } = kept.payload else { panic!("{kept:?}") };
         assert!(result["content"][0]["text"].as_str().unwrap().starts_with("second"));
+        // Nothing of the first is left in the indexes.
+        let table = tasks.table.lock().unwrap();
+        assert_eq!((table.entries.len(), table.deadlines.len(), table.ended.len()), (1, 1, 1));
     }
 
     #[tokio::test]

@@ -266,7 +266,9 @@ impl Store {
         let mut running = Vec::new();
         for table in tables.iter().filter_map(Weak::upgrade) {
             let table = table.lock().unwrap_or_else(PoisonError::into_inner);
-            running.extend(table.entries.values().filter(|entry| !entry.ended()).cloned());
+            running.extend(
+                table.entries.values().map(|slot| &slot.entry).filter(|entry| !entry.ended()).cloned(),
+            );
         }
         running
     }
