@@ -345,6 +345,18 @@ impl<'a> TaskTurn<'a> {
         execution.becomes_task.as_ref().map(|_| TaskTurn { server, context, span })
     }
 
+    /// The round of a call that ran past [`task::QUICK`]: the task `turn`
+    /// makes of `execution`, parked or sealed alike.
+    async fn take(
+        execution: Execution,
+        turn: impl FnOnce(&Execution) -> Option<TaskTurn<'a>>,
+    ) -> Result<Round, McpError> {
+        match turn(&execution) {
+            Some(turn) => Ok(Round::Task(turn.make(execution).await?)),
+            None => Err(McpError::internal_error("a call that cannot be a task ran as one", None)),
+        }
+    }
+
     /// The task `execution` runs on as; its questions from now on show as
     /// the task's `input_required` status.
     async fn make(self, execution: Execution) -> Result<CreateTaskResult, McpError> {

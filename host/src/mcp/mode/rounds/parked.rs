@@ -129,10 +129,7 @@ impl PausedCalls {
         match execution.step(request).await {
             Step::Done(response) => response.map(Round::Finished),
             Step::Paused(execution, pause) => Ok(Round::Input(self.hold(execution, *pause))),
-            Step::Slow(execution) => match turn(&execution) {
-                Some(turn) => Ok(Round::Task(turn.make(execution).await?)),
-                None => Err(McpError::internal_error("a call that cannot be a task ran as one", None)),
-            },
+            Step::Slow(execution) => TaskTurn::take(execution, turn).await,
         }
     }
 

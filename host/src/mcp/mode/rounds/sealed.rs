@@ -56,10 +56,7 @@ impl Sealing {
             Step::Paused(execution, pause) => self.hand_off(&execution, *pause, stats).map(Round::Input),
             // Past the quick moment, the call runs on here as a task: its
             // later pauses are the task's, never sealed.
-            Step::Slow(execution) => match turn(&execution) {
-                Some(turn) => Ok(Round::Task(turn.make(execution).await?)),
-                None => Err(McpError::internal_error("a call that cannot be a task ran as one", None)),
-            },
+            Step::Slow(execution) => TaskTurn::take(execution, turn).await,
         }
     }
 
