@@ -84,6 +84,15 @@ pub struct Tasks {
     store: Option<Arc<store::Store>>,
 }
 
+/// Where a task a request names is.
+enum Found {
+    /// In this process's table: it runs here, or ended here.
+    Here(Arc<Entry>),
+    /// In the task store, run by another replica (or ended).
+    #[cfg(feature = "task-store")]
+    InStore(Arc<store::Store>, Box<store::Record>),
+}
+
 /// The tasks this process made and still keeps, with two indexes that
 /// each hold exactly one item per entry they concern, so nothing in the
 /// table outlives its entry.
@@ -231,17 +240,11 @@ impl Tasks {
 
     /// `tasks/get`: the task's state, if `allowed` lets the caller see it.
     pub async fn get(&self, id: &str, allowed: Allowed<'_>) -> Result<DetailedTask, McpError> {
-        if let Some(entry) = self.local(id) {
-            allowed(entry.owner())?;
-            return Ok(entry.snapshot());
+        match self.find(id, allowed).await? {
+            Found::Here(entry) => Ok(entry.snapshot()),
+            #[cfg(feature = "task-store")]
+            Found::InStore(store, record) => store.as_seen(*record).await,
         }
-        #[cfg(feature = "task-store")]
-        if let Some(store) = &self.store {
-            let record = store.read(id).await?.ok_or_else(|| unknown(id))?;
-            allowed(&record.owner)?;
-            return store.as_seen(record).await;
-        }
-        Err(unknown(id))
     }
 
     /// `tasks/update`: hands the answers to the task's call. Keys it does
@@ -252,31 +255,37 @@ impl Tasks {
         allowed: Allowed<'_>,
         answers: InputResponses,
     ) -> Result<(), McpError> {
-        if let Some(entry) = self.local(id) {
-            allowed(entry.owner())?;
-            return TaskHandle::new(entry, self.sink()).answer(answers).await;
+        match self.find(id, allowed).await? {
+            Found::Here(entry) => TaskHandle::new(entry, self.sink()).answer(answers).await,
+            #[cfg(feature = "task-store")]
+            Found::InStore(store, record) => store.send(&record, store::Message::Answers(answers)).await,
         }
-        #[cfg(feature = "task-store")]
-        if let Some(store) = &self.store {
-            let record = store.read(id).await?.ok_or_else(|| unknown(id))?;
-            allowed(&record.owner)?;
-            return store.send(&record, store::Message::Answers(answers)).await;
-        }
-        Err(unknown(id))
     }
 
     /// `tasks/cancel`: asks the task's call to stop; the call settles it.
     pub async fn cancel(&self, id: &str, allowed: Allowed<'_>) -> Result<(), McpError> {
+        match self.find(id, allowed).await? {
+            Found::Here(entry) => {
+                TaskHandle::new(entry, self.sink()).cancel().await;
+                Ok(())
+            }
+            #[cfg(feature = "task-store")]
+            Found::InStore(store, record) => store.send(&record, store::Message::Cancel).await,
+        }
+    }
+
+    /// Task `id`, here or in the store, once `allowed` lets the caller at
+    /// it: the one place a task request's caller is checked.
+    async fn find(&self, id: &str, allowed: Allowed<'_>) -> Result<Found, McpError> {
         if let Some(entry) = self.local(id) {
             allowed(entry.owner())?;
-            TaskHandle::new(entry, self.sink()).cancel().await;
-            return Ok(());
+            return Ok(Found::Here(entry));
         }
         #[cfg(feature = "task-store")]
         if let Some(store) = &self.store {
             let record = store.read(id).await?.ok_or_else(|| unknown(id))?;
             allowed(&record.owner)?;
-            return store.send(&record, store::Message::Cancel).await;
+            return Ok(Found::InStore(store.clone(), Box::new(record)));
         }
         Err(unknown(id))
     }
@@ -348,6 +357,14 @@ mod tests {
         Owner { principal: None, tool: "t".into(), scopes: Arc::from([]) }
     }
 
+    /// Starts a task of `run` in `tasks`, kept a minute: its id.
+    async fn start<F>(tasks: &Tasks, run: impl FnOnce(TaskHandle) -> F) -> String
+    where
+        F: Future<Output = Result<CallToolResult, TaskExit>> + Send + 'static,
+    {
+        tasks.spawn(owner(), Duration::from_secs(60), CancellationToken::new(), run).await.unwrap().task_id
+    }
+
     fn anyone(_: &Owner) -> Result<(), McpError> {
         Ok(())
     }
@@ -375,15 +392,12 @@ mod tests {
     #[tokio::test]
     async fn a_question_shows_until_answered_and_the_answer_reaches_the_call() {
         let tasks = Tasks::new(Kept::new(), None);
-        let task = tasks
-            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |task| async move {
-                let answers = task.ask_all(vec![("k".into(), roots())], Duration::from_secs(60)).await;
-                let answer = answers.map_err(|_| TaskExit::Cancelled)?.remove(0);
-                Ok(CallToolResult::success(vec![ContentBlock::text(answer.to_string())]))
-            })
-            .await
-            .unwrap();
-        let id = task.task_id;
+        let id = start(&tasks, |task| async move {
+            let answers = task.ask_all(vec![("k".into(), roots())], Duration::from_secs(60)).await;
+            let answer = answers.map_err(|_| TaskExit::Cancelled)?.remove(0);
+            Ok(CallToolResult::success(vec![ContentBlock::text(answer.to_string())]))
+        })
+        .await;
         let waiting = until(&tasks, &id, |p| matches!(p, TaskPayload::InputRequired { .. })).await;
         let TaskPayload::InputRequired { input_requests } = waiting else { unreachable!() };
         assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["k"]);
@@ -399,17 +413,15 @@ mod tests {
     async fn a_question_whose_lease_runs_out_is_withdrawn_from_the_status() {
         let tasks = Tasks::new(Kept::new(), None);
         let (seen, saw) = tokio::sync::oneshot::channel();
-        let task = tasks
-            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |task| async move {
-                let unanswered = task.ask_all(vec![("k".into(), roots())], Duration::from_millis(50)).await;
-                let _ = seen.send(unanswered);
-                // Still running, the question gone.
-                std::future::pending::<Result<CallToolResult, TaskExit>>().await
-            })
-            .await
-            .unwrap();
+        let id = start(&tasks, |task| async move {
+            let unanswered = task.ask_all(vec![("k".into(), roots())], Duration::from_millis(50)).await;
+            let _ = seen.send(unanswered);
+            // Still running, the question gone.
+            std::future::pending::<Result<CallToolResult, TaskExit>>().await
+        })
+        .await;
         assert_eq!(saw.await.unwrap(), Err(NoAnswer::Unanswered));
-        let task = tasks.get(&task.task_id, &anyone).await.unwrap();
+        let task = tasks.get(&id, &anyone).await.unwrap();
         assert_eq!(task.payload, TaskPayload::Working);
         tasks.shutdown();
     }
@@ -417,16 +429,13 @@ mod tests {
     #[tokio::test]
     async fn a_cancel_withdraws_the_questions_and_the_call_settles_the_task() {
         let tasks = Tasks::new(Kept::new(), None);
-        let task = tasks
-            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |task| async move {
-                let asked = task.ask_all(vec![("k".into(), roots())], Duration::from_secs(60)).await;
-                assert_eq!(asked, Err(NoAnswer::Cancelled));
-                assert!(task.is_cancel_requested());
-                Err(TaskExit::Cancelled)
-            })
-            .await
-            .unwrap();
-        let id = task.task_id;
+        let id = start(&tasks, |task| async move {
+            let asked = task.ask_all(vec![("k".into(), roots())], Duration::from_secs(60)).await;
+            assert_eq!(asked, Err(NoAnswer::Cancelled));
+            assert!(task.is_cancel_requested());
+            Err(TaskExit::Cancelled)
+        })
+        .await;
         until(&tasks, &id, |p| matches!(p, TaskPayload::InputRequired { .. })).await;
         tasks.cancel(&id, &anyone).await.unwrap();
         until(&tasks, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
@@ -438,15 +447,9 @@ mod tests {
         let mut ids = Vec::new();
         for text in ["first", "second"] {
             let result = CallToolResult::success(vec![ContentBlock::text(text.repeat(100))]);
-            let task =
-                tasks
-                    .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |_| async move {
-                        Ok(result)
-                    })
-                    .await
-                    .unwrap();
-            until(&tasks, &task.task_id, |p| matches!(p, TaskPayload::Completed { .. })).await;
-            ids.push(task.task_id);
+            let id = start(&tasks, |_| async move { Ok(result) }).await;
+            until(&tasks, &id, |p| matches!(p, TaskPayload::Completed { .. })).await;
+            ids.push(id);
         }
         assert_eq!(tasks.get(&ids[0], &anyone).await.unwrap_err(), unknown(&ids[0]));
         let kept = tasks.get(&ids[1], &anyone).await.unwrap();
@@ -461,13 +464,8 @@ mod tests {
     async fn a_result_too_large_to_keep_fails_its_task_and_another_caller_sees_no_task() {
         let tasks = Tasks::new(Kept::of(2048), None);
         let big = "x".repeat(4096);
-        let task = tasks
-            .spawn(owner(), Duration::from_secs(60), CancellationToken::new(), |_| async move {
-                Ok(CallToolResult::success(vec![ContentBlock::text(big)]))
-            })
-            .await
-            .unwrap();
-        let id = task.task_id;
+        let id = start(&tasks, |_| async move { Ok(CallToolResult::success(vec![ContentBlock::text(big)])) })
+            .await;
         let failed = until(&tasks, &id, |p| matches!(p, TaskPayload::Failed { .. })).await;
         let TaskPayload::Failed { error } = failed else { unreachable!() };
         assert!(
