@@ -9,8 +9,7 @@
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, GetTaskParams, ProtocolVersion, TaskPayload,
-    UpdateTaskParams,
+    CallToolRequestParams, ClientCapabilities, GetTaskParams, ProtocolVersion, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -18,7 +17,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::json;
 use tokio::process::Command;
 
-use crate::harness::{Redis, TestClient, approval_answer, guest, host_binary, params};
+use crate::harness::{Redis, TestClient, approval_answer, guest, host_binary, params, task_id};
 use crate::http_load::{Server, announced};
 use crate::{Samples, Scale, ms};
 
@@ -47,13 +46,6 @@ async fn client(server: &Server, capabilities: ClientCapabilities) -> Client {
         .expect("MCP client start")
 }
 
-fn task_of(response: CallToolResponse) -> String {
-    match response {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("expected a task, got {other:?}"),
-    }
-}
-
 /// Polls task `id` through `client` until `done` says so.
 async fn until(client: &Client, id: &str, done: impl Fn(&TaskPayload) -> bool) {
     loop {
@@ -69,7 +61,7 @@ async fn until(client: &Client, id: &str, done: impl Fn(&TaskPayload) -> bool) {
 /// polled to its end through `poll`: from the call to the result seen.
 async fn task_round_trip(start: &Client, poll: &Client, call: CallToolRequestParams) -> Duration {
     let began = Instant::now();
-    let id = task_of(start.call_tool_once(call).await.unwrap());
+    let id = task_id(start.call_tool_once(call).await.unwrap());
     until(poll, &id, |payload| matches!(payload, TaskPayload::Completed { .. })).await;
     began.elapsed()
 }
@@ -78,7 +70,7 @@ async fn task_round_trip(start: &Client, poll: &Client, call: CallToolRequestPar
 /// approval, seen through `poll`, answered through `answer`: from the
 /// answer sent to the end seen.
 async fn answer_round_trip(start: &Client, poll: &Client, answer: &Client) -> Duration {
-    let id = task_of(start.call_tool_once(params("prune", json!({ "find_ms": 120 }))).await.unwrap());
+    let id = task_id(start.call_tool_once(params("prune", json!({ "find_ms": 120 }))).await.unwrap());
     let mut key = None;
     while key.is_none() {
         let task = poll.peer().get_task(GetTaskParams::new(id.clone())).await.unwrap().task;
@@ -136,7 +128,7 @@ pub async fn tasks(scale: Scale) {
     // `tasks/get` of a running task: on the replica running it (its own
     // table) and on another (the store).
     let long = params("countdown", json!({ "steps": 600, "step_ms": 100, "quiet": true }));
-    let id = task_of(clients[0].call_tool_once(long).await.unwrap());
+    let id = task_id(clients[0].call_tool_once(long).await.unwrap());
     let (mut read_here, mut read_there) = (vec![], vec![]);
     for _ in 0..rounds * 10 {
         for (reader, times) in [(&clients[0], &mut read_here), (&clients[1], &mut read_there)] {

@@ -14,7 +14,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Approval, Event, Host, PATIENCE, Start, TestClient, approval_answer, files_in, params, text_of,
+    Approval, Event, Host, PATIENCE, Start, TestClient, approval_answer, files_in, params, task_id, text_of,
     wait_for_lock,
 };
 
@@ -368,10 +368,7 @@ fn input_key(payload: &TaskPayload) -> Option<String> {
 }
 
 async fn start_task(host: &Host, tool: &str, arguments: Value) -> String {
-    match host.client.call_tool_once(params(tool, arguments)).await.unwrap() {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("expected a task, got {other:?}"),
-    }
+    task_id(host.client.call_tool_once(params(tool, arguments)).await.unwrap())
 }
 
 #[tokio::test]

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use crate::auth::{Issuer, Key, RESOURCE, Reachable, init, now, send};
-use crate::harness::{PATIENCE, TestClient, approval_answer, params, text_of};
+use crate::harness::{PATIENCE, TestClient, approval_answer, params, task_id, text_of};
 use crate::http_limits::HttpHost;
 
 pub(crate) type Client = RunningService<RoleClient, TestClient>;
@@ -160,10 +160,7 @@ async fn another_caller_cannot_see_answer_or_cancel_a_task() {
     // A call that runs past a moment becomes a task (a question asked at
     // once would be a round of the call itself).
     let long = params("countdown", json!({ "steps": 5, "step_ms": 100, "quiet": true }));
-    let id = match alice.call_tool_once(long).await.unwrap() {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("expected a task, got {other:?}"),
-    };
+    let id = task_id(alice.call_tool_once(long).await.unwrap());
 
     // Each of Bob's requests gets the answer for a task never issued.
     let never = uuid_like(&id);

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
+use rmcp::model::{CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
 use serde_json::json;
 
 use crate::auth::{Issuer, Key, RESOURCE, send};
@@ -16,7 +16,7 @@ use crate::auth_access::{
     asks, client, completed, error_text, open, paused, poll, prune, request, tasks, token, uuid_like,
 };
 use crate::balanced::Balancer;
-use crate::harness::{approval_answer, params, text_of};
+use crate::harness::{approval_answer, params, task_id, text_of};
 use crate::http_limits::HttpHost;
 
 /// Three replicas sharing `key_file`, their tokens from `issuer`.
@@ -99,10 +99,7 @@ async fn through_the_fleet_another_callers_task_is_answered_as_one_never_issued(
     // Alice starts a call through the balancer: it becomes a task, then
     // waits for her approval.
     let alice = client(&balancer, &alice_token, tasks()).await;
-    let id = match alice.call_tool_once(prune()).await.unwrap() {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("expected a task, got {other:?}"),
-    };
+    let id = task_id(alice.call_tool_once(prune()).await.unwrap());
     let never = uuid_like(&id);
 
     // A task lives only in the replica that runs it (docs/fleet.md: serve clients that use tasks from one replica, or with

@@ -18,7 +18,7 @@ use serde_json::json;
 use tokio::process::{Child, Command};
 
 use crate::fleet::get;
-use crate::harness::{PATIENCE, TestClient, params, text_of};
+use crate::harness::{PATIENCE, TestClient, listening, params, text_of};
 use crate::http_limits::HttpHost;
 
 /// How many calls the run makes (`FLEET_CALLS` overrides).
@@ -56,12 +56,7 @@ impl Balancer {
             .kill_on_drop(true)
             .spawn()
             .expect("spawning haproxy");
-        let listening = async {
-            while tokio::net::TcpStream::connect(addr).await.is_err() {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        };
-        tokio::time::timeout(PATIENCE, listening).await.expect("haproxy listens");
+        listening(addr, "haproxy").await;
         Balancer { child, addr }
     }
 }

@@ -714,6 +714,14 @@ pub fn approval_answer(key: &str, approve: bool) -> rmcp::model::InputResponses 
     )])
 }
 
+/// The id of the task a `tools/call` became (the tasks extension).
+pub fn task_id(response: rmcp::model::CallToolResponse) -> String {
+    match response {
+        rmcp::model::CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
 /// `tools/call` params for `tool` with `arguments` (an object, or null for none).
 pub fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(tool.to_string());
@@ -908,6 +916,16 @@ pub async fn serve_posts(take: impl Fn(Vec<u8>) + Clone + Send + Sync + 'static)
     url
 }
 
+/// Waits until something listens at `addr` (a server `what` just started).
+pub async fn listening(addr: std::net::SocketAddr, what: &str) {
+    let up = async {
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, up).await.unwrap_or_else(|_| panic!("{what} listens at {addr}"));
+}
+
 /// A `redis-server` of a test's (or a bench's) own, on loopback, keeping
 /// nothing on disk: the task store replicas share (`--task-store`).
 pub struct Redis {
@@ -933,12 +951,7 @@ impl Redis {
             .kill_on_drop(true)
             .spawn()
             .expect("spawning redis-server");
-        let listening = async {
-            while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        };
-        tokio::time::timeout(PATIENCE, listening).await.expect("redis-server listens");
+        listening(([127, 0, 0, 1], port).into(), "redis-server").await;
         Redis { child, url: format!("redis://127.0.0.1:{port}/0") }
     }
 }

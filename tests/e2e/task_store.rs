@@ -6,12 +6,12 @@
 //! third; a replica that dies leaves its tasks `failed`; another caller's
 //! task is, on every replica, a task never issued.
 
-use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
+use rmcp::model::{CancelTaskParams, GetTaskParams, TaskPayload, UpdateTaskParams};
 use serde_json::json;
 
 use crate::auth::{Issuer, Key};
 use crate::auth_access::{client, error_text, poll, prune, tasks, token, uuid_like};
-use crate::harness::{PATIENCE, Redis, approval_answer, files_in, params, wait_for_lock};
+use crate::harness::{PATIENCE, Redis, approval_answer, files_in, params, task_id, wait_for_lock};
 use crate::http_limits::HttpHost;
 
 /// Three replicas sharing `redis` and a state key, with `extra` arguments.
@@ -25,13 +25,6 @@ async fn replicas(redis: &Redis, dir: &tempfile::TempDir, extra: &[&str]) -> Vec
         replicas.push(HttpHost::start(&args).await);
     }
     replicas
-}
-
-fn task_id(response: CallToolResponse) -> String {
-    match response {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("expected a task, got {other:?}"),
-    }
 }
 
 #[tokio::test]
