@@ -161,3 +161,28 @@ async fn through_the_store_another_callers_task_is_one_never_issued_on_every_rep
     let TaskPayload::Completed { result } = done else { unreachable!() };
     assert_eq!(result["content"][0]["text"], "pruned 3 snapshots");
 }
+
+#[tokio::test]
+async fn a_broken_record_in_the_store_is_a_clear_error_and_the_host_serves_on() {
+    let redis = Redis::start().await;
+    let host = HttpHost::start(&["--task-store", &redis.url]).await;
+    let client = client(&host, "none", tasks()).await;
+    // Whoever can write the store put something that is no task under a
+    // task's key: not JSON, then JSON of another shape.
+    let id = "6f1c1f9e-2b7a-4c55-9d0e-3a1b2c3d4e5f";
+    for junk in ["{not json", r#"{"replica":1,"task":[]}"#] {
+        let set = std::process::Command::new("redis-cli")
+            .args(["-u", &redis.url, "SET", &format!("mcp-wasm-host:task:{id}"), junk])
+            .output()
+            .expect("redis-cli (Debian's redis-tools, with redis-server)");
+        assert!(set.status.success(), "{set:?}");
+        let error = client.peer().get_task(GetTaskParams::new(id)).await.unwrap_err().to_string();
+        assert!(error.contains("the task store holds a task this host cannot read"), "{error}");
+    }
+    // An id that is not one of ours never reaches the store: unknown.
+    let error = client.peer().get_task(GetTaskParams::new("../../etc")).await.unwrap_err().to_string();
+    assert!(error.contains("unknown task: ../../etc"), "{error}");
+    // The host serves on.
+    let echoed = client.call_tool(params("echo", json!({ "text": "still here" }))).await.unwrap();
+    assert_eq!(crate::harness::text_of(&echoed), "still here");
+}
