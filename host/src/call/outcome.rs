@@ -36,6 +36,31 @@ pub enum CallOutcome {
 }
 
 impl CallOutcome {
+    /// Why a run of `what` (`tool \`echo\``, `resource read of …`) that
+    /// ended so has no answer of its own, in the user's terms. The one text
+    /// for every surface that shows it: a tool's `isError` result, a task's
+    /// failure, a resource, prompt or completion request's error.
+    pub fn why_none(&self, what: &str) -> String {
+        match self {
+            CallOutcome::Returned(_) => format!("{what} returned"),
+            CallOutcome::Stopped(StopReason::ClientCancelled) => format!("{what} was cancelled"),
+            CallOutcome::Stopped(StopReason::NoAnswer) => format!(
+                "{what} was stopped: it waited for the user's answer longer than its lease (--approval-timeout)"
+            ),
+            CallOutcome::Stopped(_) => format!("{what} was stopped: the server is shutting down"),
+            CallOutcome::LimitHit(limit) => format!("{what} was stopped: {limit}"),
+            CallOutcome::Crashed(detail) => format!("{what} crashed: {detail}"),
+            CallOutcome::Declined(why) => {
+                format!("{what} did not run: it needs the user's approval, and {why}")
+            }
+            CallOutcome::BadOutput(problem) => {
+                format!("{what} returned a result that breaks its output schema: {problem}")
+            }
+            // Its pause went out sealed; nobody waits for this response.
+            CallOutcome::HandedOff => format!("{what} paused; it continues where the client's answer lands"),
+        }
+    }
+
     /// A short name for logs.
     pub fn label(&self) -> &'static str {
         match self {

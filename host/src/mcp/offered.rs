@@ -24,7 +24,7 @@ use crate::ask::{CallIdentity, Delivery};
 use crate::call::{CallOutcome, CallSignals};
 use crate::component::{ToolComponent, check_uri};
 use crate::contract::completion_export::{CompletionRequest, Reference as GuestReference};
-use crate::contract::types::{CallError, CallResult, Content, StopReason};
+use crate::contract::types::{CallError, CallResult, Content};
 use crate::log_text::escaped_to;
 use crate::operation::Operation;
 
@@ -306,14 +306,10 @@ fn failure(what: &str, outcome: CallOutcome) -> McpError {
         CallOutcome::Returned(Err(CallError::InvalidArguments(why))) => {
             format!("{what}: invalid arguments: {}", escaped_to(&why, MAX_MESSAGE))
         }
-        CallOutcome::Returned(Err(CallError::Cancelled))
-        | CallOutcome::Stopped(StopReason::ClientCancelled) => {
-            format!("{what} was cancelled")
-        }
-        CallOutcome::Stopped(_) => format!("{what} was stopped: the server is shutting down"),
-        CallOutcome::LimitHit(limit) => format!("{what} was stopped: {limit}"),
-        CallOutcome::Crashed(detail) => format!("{what} crashed: {detail}"),
-        other => format!("{what} did not complete ({})", other.label()),
+        CallOutcome::Returned(Err(CallError::Cancelled)) => format!("{what} was cancelled"),
+        returned @ CallOutcome::Returned(_) => format!("{what} did not complete ({})", returned.label()),
+        // How the host ended it: the text a tool call's result shows.
+        other => other.why_none(what),
     };
     McpError::internal_error(message, None)
 }

@@ -60,26 +60,7 @@ fn call_error_text(tool: &str, error: CallError) -> String {
 
 /// Why a call of `tool` that ended with `outcome` has no result of its own.
 fn why_no_result(tool: &str, outcome: &CallOutcome) -> String {
-    match outcome {
-        CallOutcome::Returned(_) => format!("tool `{tool}` returned"),
-        CallOutcome::Stopped(StopReason::ClientCancelled) => format!("tool `{tool}` was cancelled"),
-        CallOutcome::Stopped(StopReason::NoAnswer) => format!(
-            "tool `{tool}` was stopped: it waited for the user's answer longer than its lease (--approval-timeout)"
-        ),
-        CallOutcome::Stopped(_) => format!("tool `{tool}` was stopped: the server is shutting down"),
-        CallOutcome::LimitHit(limit) => format!("tool `{tool}` was stopped: {limit}"),
-        CallOutcome::Crashed(detail) => format!("tool `{tool}` crashed: {detail}"),
-        CallOutcome::Declined(why) => {
-            format!("tool `{tool}` did not run: it needs the user's approval, and {why}")
-        }
-        CallOutcome::BadOutput(problem) => {
-            format!("tool `{tool}` returned a result that breaks its output schema: {problem}")
-        }
-        // Its pause went out sealed; nobody waits for this response.
-        CallOutcome::HandedOff => {
-            format!("tool `{tool}` paused; it continues where the client's answer lands")
-        }
-    }
+    outcome.why_none(&format!("tool `{tool}`"))
 }
 
 /// Converts a guest's result. `tool` names the tool in error messages.
