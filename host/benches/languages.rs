@@ -14,7 +14,9 @@
 //! `tools/list` with a cold and a warm compile cache.
 //!
 //! The SDKs come from `scripts/setup.sh --with-node`; without them the
-//! section fails and says so. `--components a,b` picks some of the three.
+//! section fails and says so. `--components a,b` picks some of the three
+//! (or `js-tool-interpreter`: the JavaScript example built for the
+//! interpreter and put in target/guests by hand, to compare in one run).
 
 use std::time::Duration;
 
@@ -34,7 +36,12 @@ fn baseline(component: &str) -> (&'static str, Value) {
     match component {
         "demo" => ("native rmcp (Rust)", node_client::native_server(&name, "1")),
         "python-tool" => ("Python SDK MCPServer", node_client::python_sdk_server(&name)),
-        "js-tool" => ("TypeScript SDK McpServer", node_client::typescript_sdk_server(&name)),
+        // `js-tool-interpreter`: the same example built for the interpreter
+        // (`node guest-tools/js/build.mjs --interpreter`), beside the
+        // ahead-of-time one in the same rounds.
+        "js-tool" | "js-tool-interpreter" => {
+            ("TypeScript SDK McpServer", node_client::typescript_sdk_server(&name))
+        }
         other => {
             panic!("no native baseline for {other}: the languages section knows demo, python-tool, js-tool")
         }

@@ -1,7 +1,8 @@
 //! The same tools written in each language a tool can be written in, held to
 //! the same assertions: a call returns text and structured content; a tool
 //! that ignores cancellation is stopped within the grace period and its
-//! `cleanup` runs; a cooperative tool stops by itself; a tool that needs
+//! `cleanup` runs, and so is one that runs out of fuel or past its
+//! deadline; a cooperative tool stops by itself; a tool that needs
 //! approval is asked, before it runs or mid-call; progress and a log reach
 //! the client; a question is withdrawn when its call is cancelled; several
 //! questions go at once (`ask`) and the client's roots are read.
@@ -134,6 +135,28 @@ async fn a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up
     assert_eq!(host.responses_to(&id), 0, "a cancelled request got a response");
     host.wait_until_idle().await;
     host.assert_clean_stdout();
+}
+
+/// Fuel (a guest counts its own steps) and the deadline (epoch ticks)
+/// stop a tool that never stops by itself; cleanup runs in a fresh
+/// instance, and the next call is served. For JavaScript this is compiled
+/// code (weval, ahead of time), whose loops are metered like any other.
+async fn a_spinning_tool_is_stopped_by_its_fuel_and_by_its_deadline(component: &str) {
+    for (limit, value, named) in [("--fuel", "500000000", "--fuel"), ("--timeout", "300ms", "(--timeout)")] {
+        let locks = tempfile::tempdir().unwrap();
+        let host = serve(component, &["--dir", locks.path().to_str().unwrap(), limit, value]).await;
+        let result = host.call("spin", no_args()).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{limit}: {result:?}");
+        let message = text_of(&result);
+        assert!(message.contains("was stopped") && message.contains(named), "{limit}: {message}");
+        let ended = host.call_ended("spin").await;
+        assert_eq!(ended.str("outcome"), Some("limit"), "{limit}: {ended}");
+        assert_eq!(ended.str("cleanup"), Some("done"), "{limit}: {ended}");
+        assert_no_locks(locks.path());
+        let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
+        assert!(text_of(&next).contains("next"), "{limit}: served on");
+        host.assert_clean_stdout();
+    }
 }
 
 async fn a_cooperative_tool_stops_by_itself(component: &str) {
@@ -353,6 +376,11 @@ macro_rules! every_language {
             #[tokio::test]
             async fn a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up() {
                 super::a_tool_that_ignores_cancellation_is_stopped_within_grace_and_cleaned_up(COMPONENT).await;
+            }
+
+            #[tokio::test]
+            async fn a_spinning_tool_is_stopped_by_its_fuel_and_by_its_deadline() {
+                super::a_spinning_tool_is_stopped_by_its_fuel_and_by_its_deadline(COMPONENT).await;
             }
 
             #[tokio::test]

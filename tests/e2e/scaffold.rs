@@ -59,16 +59,17 @@ fn new_project(lang: &str, project: &Path, build: &str) {
 }
 
 /// Runs a build `command` (at the lowest priority, see [`cargo`]), failing
-/// the test with its output if it fails.
-fn build(command: &mut Command, what: &str) {
+/// the test with its output if it fails; returns what it said on stderr.
+fn build(command: &mut Command, what: &str) -> String {
     let program = command.get_program().to_os_string();
     let built = command.stdin(Stdio::null()).output().unwrap_or_else(|err| panic!("{program:?}: {err}"));
+    let said = String::from_utf8_lossy(&built.stderr).into_owned();
     assert!(
         built.status.success(),
-        "{what} does not build:\n{}\n{}",
+        "{what} does not build:\n{}\n{said}",
         String::from_utf8_lossy(&built.stdout),
-        String::from_utf8_lossy(&built.stderr)
     );
+    said
 }
 
 /// `mcp-wasm-host inspect COMPONENT`: its tool list (this also puts the
@@ -174,7 +175,8 @@ async fn a_new_python_project_builds_with_componentize_py_and_serves_greet_and_c
     check_greet_and_count(&project.join("hello-py.wasm")).await;
 }
 
-/// Built with the project's own `npm ci` and `build.mjs`. `--prefer-offline`
+/// Built with the project's own `npm ci` and `build.mjs`, ahead of time
+/// (weval), as a user with weval installed builds it. `--prefer-offline`
 /// takes the packages from npm's cache when it has them (`scripts/setup.sh`
 /// filled it with the same versions, pinned by the same lock file), so the
 /// test needs the network only on a machine that never ran setup.
@@ -199,12 +201,18 @@ async fn a_new_js_project_builds_with_npm_ci_and_componentize_js_and_serves_gree
             .current_dir(&project),
         "npm ci in the new JavaScript project",
     );
-    build(
+    // Ahead of time, with the weval `scripts/setup.sh` installed (a user's
+    // comes from `cargo install weval` onto PATH; WEVAL_BIN names another).
+    let weval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/weval/bin/weval");
+    assert!(weval.is_file(), "{} is missing: run scripts/setup.sh", weval.display());
+    let said = build(
         Command::new("nice")
             .args(["-n", "19", "node", "build.mjs", "--wit", "wit", "--world", "tool", "hello-js.wasm"])
+            .env("WEVAL_BIN", &weval)
             .current_dir(&project),
         "the new JavaScript project",
     );
+    assert!(said.contains("ahead of time"), "built ahead of time: {said}");
     check_greet_and_count(&project.join("hello-js.wasm")).await;
 }
 

@@ -72,15 +72,26 @@ pub fn python(root: &Path, out: &Path, guest: &Guest) -> Result<()> {
 }
 
 /// Builds `guest` with componentize-js (guest-tools/js/build.mjs, on the
-/// packages installed in guest-tools/js/node_modules) into `out`.
+/// packages installed in guest-tools/js/node_modules), ahead of time with
+/// the weval `scripts/setup.sh` installs, into `out`.
 pub fn js(root: &Path, out: &Path, guest: &Guest) -> Result<()> {
     let builder = root.join("guest-tools/js");
     let installed = builder.join("node_modules/@bytecodealliance/componentize-js/package.json");
     if !installed.is_file() {
         bail!("{} is missing: run scripts/setup.sh (`just setup`)", installed.display());
     }
+    // Ahead of time (weval), as a user's build is when weval is installed:
+    // the tests and benches run the JavaScript tools as compiled code.
+    let weval = root.join(".tools/weval/bin/weval");
+    if !weval.is_file() {
+        bail!("{} is missing: run scripts/setup.sh (`just setup`)", weval.display());
+    }
     let wit = root.join(guest.wit);
-    let version = tool_version(Command::new("node").arg("--version"))?;
+    let version = format!(
+        "{} {}",
+        tool_version(Command::new("node").arg("--version"))?,
+        tool_version(Command::new(&weval).arg("--version"))?
+    );
     // The lock file pins componentize-js, so a new version rebuilds.
     let inputs: Vec<PathBuf> = guest
         .sources(root)
@@ -100,6 +111,8 @@ pub fn js(root: &Path, out: &Path, guest: &Guest) -> Result<()> {
         .arg("--wit")
         .arg(&wit)
         .args(["--world", guest.world])
+        .arg("--weval-bin")
+        .arg(&weval)
         .arg(&dest)
         .status()
         .context("running node (is Node.js installed?)")?;
