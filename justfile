@@ -45,7 +45,7 @@ guests: setup
 
 # Serve the demo tool over stdio (point an MCP client at this, or type
 # JSON-RPC). Builds the binary and the demo only, at once: the demo's
-# compile fills the cores the host's leaves idle (a first answer ~15 s sooner).
+# compile fills the moments the host's leaves a core idle.
 [parallel]
 serve: binary demo
     mkdir -p target/scratch

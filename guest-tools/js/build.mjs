@@ -59,7 +59,7 @@ function wevalBin() {
     if (dir && existsSync(join(dir, "weval"))) return join(dir, "weval");
   }
   console.error(
-    "weval not found: building for the interpreter (calls run several times slower); " +
+    "weval not found: building for the interpreter (compute runs slower); " +
       "`cargo install weval --locked` builds ahead of time",
   );
   return null;
