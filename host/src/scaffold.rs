@@ -195,8 +195,8 @@ pub fn create(lang: Lang, dir: &Path) -> Result<Created> {
             format!("mcp-wasm-host inspect {name}.wasm"),
         ],
         Lang::Js => vec![
-            // Once: without weval the build runs the tool on the interpreter, and says so.
-            "cargo install weval --locked   (once: builds ahead of time)".to_string(),
+            // Without weval the build runs the tool on the interpreter, and says so.
+            "cargo install weval --locked   # once: then the build is ahead of time".to_string(),
             format!("npm ci && node build.mjs --wit wit --world tool {name}.wasm"),
             format!("mcp-wasm-host inspect {name}.wasm"),
         ],
