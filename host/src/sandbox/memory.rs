@@ -163,7 +163,7 @@ impl HostMemory {
         pools
             .iter()
             .filter_map(Engine::pooling_allocator_metrics)
-            .map(|pool| pool.unused_memory_bytes_resident())
+            .map(|pool| pool.unused_memory_bytes_resident() + pool.unused_table_bytes_resident())
             .sum()
     }
 
