@@ -54,22 +54,24 @@ impl CompileCache {
                 return None;
             }
         }
-        let code = match artifact::open(&path) {
-            Ok(code) => code,
-            Err(err) => {
-                // Compiled again, and the artifact written anew.
-                tracing::warn!(path = %path.display(), "ignoring damaged cached artifact, recompiling: {err}");
-                return None;
-            }
-        };
+        if let Err(err) = artifact::check(&path) {
+            // Compiled again, and the artifact written anew.
+            tracing::warn!(path = %path.display(), "ignoring damaged cached artifact, recompiling: {err}");
+            return None;
+        }
         // SAFETY: the file is a regular file owned by this user in a
         // directory only this user can write (checked by `artifact_path`),
         // and its checksum matches: these are the bytes
         // `Component::serialize` wrote. Its name is the digest of the
         // component's bytes and of the engine's compatibility hash, so it
         // is this component for this engine. wasmtime also checks the
-        // header and refuses incompatible artifacts.
-        match unsafe { Component::deserialize(engine, &code) } {
+        // header and refuses incompatible artifacts. It maps the file
+        // rather than copying it: the code's pages are read in as they
+        // run, and shared with other hosts that map the same artifact. A
+        // new artifact for the same name is renamed over this one
+        // (`store_artifact`) and pruning unlinks, so the mapped inode is
+        // never written or cut short.
+        match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(component) => {
                 // Used artifacts are the newest, so pruning removes the
                 // least recently used first.
@@ -138,6 +140,10 @@ fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
     }
     let mut hasher = ShaHasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
+    // The artifact's format is part of its name: a host that writes
+    // another one (an older host, sharing the directory) keeps its own
+    // file instead of overwriting this one on every start.
+    hasher.0.update(artifact::TAG);
     hasher.0.update(bytes);
     hex::encode(hasher.0.finalize())
 }

@@ -237,7 +237,7 @@ pub struct ServerSettings {
     /// settings; oci:// components are kept there by digest too (in
     /// DIR/oci, also with --no-cache). The directory is made 0700 and its
     /// artifacts 0600, and it is not used at all unless you own it and
-    /// others cannot write to it. Each artifact carries a SHA-256 checksum
+    /// others cannot write to it. Each artifact carries an XXH3-128 checksum
     /// that is verified before it is loaded; a damaged one is logged
     /// (`ignoring damaged cached artifact`, with its `path`), compiled
     /// again and rewritten.
