@@ -62,6 +62,7 @@
 // The terminal is written only through `log_text::say` (escaped).
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+mod allocator;
 mod approval;
 mod ask;
 mod audit;

@@ -218,6 +218,7 @@ pub const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
 pub fn release_when_idle(calls_started: impl Fn() -> u64 + Send + 'static) {
     tokio::spawn(async move {
         let mut seen = calls_started();
+        let mut allocator_released = false;
         let mut ticks = tokio::time::interval(IDLE_RELEASE);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -227,6 +228,12 @@ pub fn release_when_idle(calls_started: impl Fn() -> u64 + Send + 'static) {
                 let released = host_memory().release_pools();
                 tracing::debug!(released, "released the pool's resident memory of ended calls (idle)");
             }
+            // Once per idle spell: what the allocator holds free goes back
+            // too (the artifact's load, the burst's buffers).
+            if now == seen && !allocator_released {
+                crate::allocator::release_free_memory();
+            }
+            allocator_released = now == seen;
             seen = now;
         }
     });
