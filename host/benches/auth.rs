@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::process::Command;
 
-use crate::harness::{self, guest, params};
+use crate::harness::{guest, params};
 use crate::http_load::{Server, announced, load};
 use crate::{Samples, Scale, host_knows, ms, warm_cache};
 
@@ -201,7 +201,7 @@ struct Config {
 /// The host on loopback with `extra` flags, on a compile cache warmed
 /// first (as `start_component` does for stdio hosts).
 async fn start_host(extra: &[&str]) -> Server {
-    let program = std::env::var_os("BENCH_HOST_BINARY").map_or_else(harness::host_binary, Into::into);
+    let program = crate::host_under_test();
     warm_cache(&program, "demo");
     let mut command = Command::new(program);
     command

@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::harness::{guest, host_binary, params};
+use crate::harness::{guest, params};
 use crate::{Samples, ms, native};
 
 /// Connections at once.
@@ -49,7 +49,7 @@ pub(crate) async fn announced(mut command: Command) -> Server {
 }
 
 async fn start_host() -> Server {
-    let mut command = Command::new(host_binary());
+    let mut command = Command::new(crate::host_under_test());
     command
         .args(["--http", "127.0.0.1:0", "--component"])
         .arg(guest("demo"))

@@ -17,7 +17,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::json;
 use tokio::process::Command;
 
-use crate::harness::{Redis, TestClient, approval_answer, guest, host_binary, params, task_id};
+use crate::harness::{Redis, TestClient, approval_answer, guest, params, task_id};
 use crate::http_load::{Server, announced};
 use crate::{Samples, Scale, ms};
 
@@ -27,7 +27,7 @@ type Client = RunningService<RoleClient, TestClient>;
 const POLL: Duration = Duration::from_millis(2);
 
 async fn replica(redis: &Redis, key_file: &std::path::Path) -> Server {
-    let mut command = Command::new(host_binary());
+    let mut command = Command::new(crate::host_under_test());
     command
         .args(["--http", "127.0.0.1:0", "--drain-timeout", "0s", "--component"])
         .arg(guest("demo"))

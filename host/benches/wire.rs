@@ -209,10 +209,7 @@ async fn start_component_with(component: &str, args: &[&str], env: &[(&str, &str
     let mut start = Start::new(component, &args).log(log);
     start.tap_stdout = false;
     start.env.extend(env.iter().map(|(key, value)| (key.to_string(), value.to_string())));
-    // Another build of the host, to compare two versions in one session.
-    if let Some(binary) = std::env::var_os("BENCH_HOST_BINARY") {
-        start.program = binary.into();
-    }
+    start.program = host_under_test();
     if unprivileged {
         start = as_nobody(start);
     } else if default_cache {
@@ -438,14 +435,21 @@ async fn concurrent_throughput(scale: Scale) {
     println!("\nratio (wasm / native):\n- {}\n", summary.join("\n- "));
 }
 
+/// The host binary every section runs: `BENCH_HOST_BINARY` (another build,
+/// to compare two versions in one session) or this build's.
+pub(crate) fn host_under_test() -> std::path::PathBuf {
+    std::env::var_os("BENCH_HOST_BINARY").map_or_else(harness::host_binary, Into::into)
+}
+
 /// Whether the host under test (`BENCH_HOST_BINARY` or this build) has
 /// `flag`: another build may be older.
 fn host_knows(flag: &str) -> bool {
     static HELP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HELP.get_or_init(|| {
-        let binary = std::env::var_os("BENCH_HOST_BINARY").map_or_else(harness::host_binary, Into::into);
-        let help =
-            std::process::Command::new(binary).arg("--help").output().expect("running the host's --help");
+        let help = std::process::Command::new(host_under_test())
+            .arg("--help")
+            .output()
+            .expect("running the host's --help");
         String::from_utf8_lossy(&help.stdout).into_owned()
     })
     .contains(flag)
