@@ -595,7 +595,7 @@ async fn https_to_a_name_goes_to_the_checked_address_and_names_the_host_for_tls(
 }
 
 /// Calls take turns to start (two per guest thread), and a guest gives its
-/// turn back when it first blocks or has computed for a short call: more
+/// turn back when it first blocks or has computed for `TURN_FOR` (5 ms): more
 /// guests blocked in a host call and more spinning than there are turns
 /// all get their instances, and a call behind them is still served.
 #[tokio::test]

@@ -58,9 +58,6 @@ pub struct Sandbox {
     output: GuestOutput,
     /// Its component's `wasi:config` values.
     config: ConfigVars,
-    /// When the call (or its cleanup) entered the guest; `None` while the
-    /// store is being made ahead of its call. See [`new_store`].
-    entered: Option<Instant>,
 }
 
 /// A store data type that holds a [`Sandbox`].
@@ -89,7 +86,6 @@ impl Sandbox {
             call_id,
             output,
             config: grants.config.clone(),
-            entered: None,
         })
     }
 
@@ -101,11 +97,6 @@ impl Sandbox {
         drop(std::mem::take(&mut self.table));
         self.wasi = None;
         self.output.finish();
-    }
-
-    /// Notes that the call enters the guest now (its run or its cleanup).
-    pub fn enter(&mut self) {
-        self.entered = Some(Instant::now());
     }
 
     /// Hands a sandbox made ahead of its call (see `component::ahead`) to call
@@ -224,22 +215,22 @@ pub fn new_store<T: SandboxView + 'static>(
     // promptly when a call is cancelled (the canceller bumps the epoch
     // itself). Stopping is done by dropping the call future.
     //
-    // Except during a call's first `SHORT_CALL`: a short call runs through
-    // on the thread that started it. Yielding there put it behind every
-    // request that arrived meanwhile, and each of those made an instance of
-    // its own and could be interrupted in turn: 32 Python calls in flight
-    // held 22 instances (and their memory slots) at once, 9 without the
-    // yield (docs/benchmarks-archive.md). The cost: a cancel that arrives in that window
-    // is seen up to `SHORT_CALL` later, bounded like the rest by the tick.
+    // Except during a call's first `SHORT_CALL` of CPU time: a short call
+    // runs through on the thread that started it. Yielding there put it
+    // behind every request that arrived meanwhile, and each of those made an
+    // instance of its own and could be interrupted in turn: 32 Python calls
+    // in flight held 22 instances (and their memory slots) at once, 9
+    // without the yield (docs/benchmarks-archive.md). CPU time, not the
+    // time since the call entered its guest (`guest_pool::short_call_ran`):
+    // counted in wall time, a call preempted on a busy machine yielded all
+    // the same. The cost: a cancel that arrives in that window is seen up
+    // to `SHORT_CALL` later, bounded like the rest by the tick.
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut store| {
-        let running_for = store.data_mut().sandbox().entered.map(|entered| entered.elapsed());
-        if let Some(running_for) = running_for
-            && running_for < guest_pool::SHORT_CALL
-        {
+    store.epoch_deadline_callback(|_store| {
+        if let Some(ran) = guest_pool::short_call_ran() {
             // Halfway through it, a guest is likely to be a long one: the
             // ticker's fast ticks are then under way when it gets there.
-            if running_for >= guest_pool::SHORT_CALL / 2 {
+            if ran >= guest_pool::SHORT_CALL / 2 {
                 guest_pool::computing_long();
             }
             return Ok(UpdateDeadline::Continue(1));
@@ -252,6 +243,7 @@ pub fn new_store<T: SandboxView + 'static>(
         // docs/benchmarks-archive.md), and the ticker ticks faster while we compute.
         std::thread::yield_now();
         guest_pool::computing_long();
+        guest_pool::yielding();
         // `yield_now` rather than wasmtime's own yield: tokio then runs the
         // worker's other tasks (the protocol, other calls) before resuming
         // the guest, instead of resuming it at once from the worker's LIFO

@@ -264,7 +264,6 @@ impl Guest {
         operation: &Operation,
         max_memory: usize,
     ) -> wasmtime::Result<Result<CallResult, CallError>> {
-        self.store.data_mut().sandbox.enter();
         // What wasmtime may allocate on the host for data the guest hands
         // over in one go (a host call's arguments, the call's result) is
         // charged to its "hostcall fuel" (128 MiB by default): no more than
@@ -291,7 +290,6 @@ impl Guest {
 
     /// `tool.cleanup` for `call_id`, stopped for `reason`.
     pub async fn cleanup(&mut self, call_id: &str, reason: StopReason) -> wasmtime::Result<()> {
-        self.store.data_mut().sandbox.enter();
         let (instance, code) = self.contract().await?;
         code.cleanup(&mut self.store, &instance, call_id, reason).await
     }

@@ -30,13 +30,17 @@
 //! the ticker sleeps and an idle host uses no CPU.
 //!
 //! Calls take turns to start: at most two per core are between making
-//! their instance and their guest's first pause (returning, blocking in a
-//! host call, or yielding once past [`SHORT_CALL`]). A burst of calls then
-//! makes instances as fast as they can run, instead of all at once: each
-//! instance holds a memory slot, and a big guest's slot maps megabytes of
-//! its image (32 Python calls in flight held 22 instances at once before).
-//! A guest that blocks or computes long gives its turn back, so neither
-//! slow nor hostile guests hold up the calls behind them.
+//! their instance and their guest's return, its first wait for a host call,
+//! or [`TURN_FOR`](task::TURN_FOR) of computing (yielding at epoch ticks on the way keeps
+//! the turn). A burst of calls then makes instances as fast as they can
+//! run, instead of all at once: each instance holds a memory slot, and a
+//! big guest's slot maps megabytes of its image. 32 Python calls in flight
+//! on two cores held some 25 instances at once when a guest gave its turn
+//! back at its first yield (the yielded ones waited on the pool's lowered
+//! threads while new calls made instances), 400 MiB of RSS; now about 5,
+//! 125 MiB, and more calls a second. A guest that blocks or computes long
+//! gives its turn back, so neither slow nor hostile guests hold up the
+//! calls behind them.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -55,7 +59,7 @@ mod ticker;
 pub use ticker::computing_long;
 
 use priority::Lowering;
-pub use task::{GuestTask, SHORT_CALL};
+pub use task::{GuestTask, SHORT_CALL, short_call_ran, yielding};
 use ticker::{Running, Ticker};
 
 /// The runtime guest code runs on, and its epoch ticker. One per server;
@@ -75,8 +79,8 @@ pub struct GuestPool {
 }
 
 /// A call's turn to start (see the module's doc): taken before its
-/// instance is made, handed to its [`GuestTask`], which gives it back at
-/// the guest's first pause.
+/// instance is made, handed to its [`GuestTask`], which gives it back when
+/// the guest returns, waits for a host call, or has computed for [`TURN_FOR`](task::TURN_FOR).
 pub struct StartTurn {
     /// Held, never read: dropping it gives the turn back.
     _permit: OwnedSemaphorePermit,

@@ -2,6 +2,7 @@
 //! call, then on the pool (see the parent module).
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -24,6 +25,57 @@ pub const SHORT_CALL: Duration = Duration::from_micros(500);
 /// thread gets there before `SHORT_CALL` of CPU.
 const HELD_TOO_LONG: Duration = Duration::from_millis(10);
 
+/// How much CPU time a guest that only yields (it neither returned nor
+/// blocked in a host call) may use before it gives its turn to start back
+/// (see the parent module). Long enough for an interpreter's call with its
+/// instantiation (a Python `echo` takes about `SHORT_CALL` and often a
+/// little more), short enough that guests computing for long hold up the
+/// calls behind them for at most this.
+pub const TURN_FOR: Duration = Duration::from_millis(5);
+
+thread_local! {
+    /// The short call this thread is polling, if any (see [`short_call_ran`]).
+    static POLLING: Cell<Option<Polling>> = const { Cell::new(None) };
+    /// Whether the guest this thread polls paused to yield at an epoch tick
+    /// (see [`yielding`]), rather than to wait for a host call.
+    static YIELDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Notes that the guest this thread runs is yielding at an epoch tick,
+/// not waiting: it keeps its turn to start (up to [`TURN_FOR`]).
+pub fn yielding() {
+    YIELDED.set(true);
+}
+
+/// A short call's poll under way on this thread.
+#[derive(Clone, Copy)]
+struct Polling {
+    /// The guest's CPU time before this poll.
+    ran: Duration,
+    /// The time its polls took before this one.
+    polled: Duration,
+    /// The thread's CPU time when this poll began.
+    cpu_at: Duration,
+    /// When this poll began.
+    at: Instant,
+}
+
+/// The CPU time the guest this thread runs has used, while it is still a
+/// short call: polled by its caller, with less than [`SHORT_CALL`] of CPU
+/// and [`HELD_TOO_LONG`] of polls behind it. `None` otherwise (on the
+/// pool, past its short call, or no call's guest at all).
+///
+/// CPU time, not the time since the call entered the guest: on a busy
+/// machine a short call preempted by the kernel is still a short call, and
+/// if it yielded at the next tick its turn would go to another call, which
+/// would make an instance (and fill a memory slot) of its own: 32 Python
+/// calls in flight on two cores held some 30 instances at once that way.
+pub fn short_call_ran() -> Option<Duration> {
+    let polling = POLLING.get()?;
+    let ran = polling.ran + thread_cpu_time().saturating_sub(polling.cpu_at);
+    (ran < SHORT_CALL && polling.polled + polling.at.elapsed() < HELD_TOO_LONG).then_some(ran)
+}
+
 /// The CPU time the calling thread has used.
 pub(super) fn thread_cpu_time() -> Duration {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
@@ -37,7 +89,8 @@ pub(super) fn thread_cpu_time() -> Duration {
 pub struct GuestTask<'pool, T> {
     place: Place<T>,
     pool: &'pool GuestPool,
-    /// The call's turn to start, given back at the guest's first pause.
+    /// The call's turn to start, given back when the guest returns, waits
+    /// for a host call, or has computed for [`TURN_FOR`].
     turn: Option<StartTurn>,
 }
 
@@ -75,7 +128,8 @@ impl<'pool, T: Send + 'static> GuestTask<'pool, T> {
         GuestTask { place, pool, turn: None }
     }
 
-    /// Holds `turn` until the guest first pauses, then gives it back.
+    /// Holds `turn` until the guest returns, waits for a host call, or has
+    /// computed for [`TURN_FOR`], then gives it back.
     pub fn holding(mut self, turn: StartTurn) -> Self {
         self.turn = Some(turn);
         self
@@ -103,26 +157,38 @@ impl<T: Send + 'static> Future for GuestTask<'_, T> {
         let this = &mut *self;
         if let Place::Here { guest, ran, polled, .. } = &mut this.place {
             let (started, cpu) = (Instant::now(), thread_cpu_time());
+            let polling = Polling { ran: *ran, polled: *polled, cpu_at: cpu, at: started };
+            let outer = POLLING.replace(Some(polling));
+            YIELDED.set(false);
             let poll = guest.as_mut().poll(cx);
-            // Returned, blocked or yielded: the next call may start.
-            this.turn = None;
+            let yielded = YIELDED.take();
+            POLLING.set(outer);
             if let Poll::Ready(output) = poll {
+                // Returned: the next call may start.
+                this.turn = None;
                 this.place = Place::Gone;
                 return Poll::Ready(output);
             }
             *ran += thread_cpu_time().saturating_sub(cpu);
             *polled += started.elapsed();
+            if !yielded {
+                // Waiting for a host call: the next call may start meanwhile.
+                this.turn = None;
+            }
             if *ran < SHORT_CALL && *polled < HELD_TOO_LONG {
                 return Poll::Pending;
             }
-            // Not a short call: on to the pool, below the protocol threads.
-            let Place::Here { guest, running, .. } = std::mem::replace(&mut this.place, Place::Gone) else {
+            // Not a short call: on to the pool, below the protocol threads,
+            // with its turn if it still holds it.
+            let Place::Here { guest, running, ran, .. } = std::mem::replace(&mut this.place, Place::Gone)
+            else {
                 unreachable!("matched above")
             };
             let runtime = this.pool.runtime.as_ref().expect("the pool is running until dropped");
+            let pooled = Pooled { guest, turn: this.turn.take(), ran };
             this.place = Place::Pool(runtime.spawn(async move {
                 let _running = running;
-                guest.await
+                pooled.await
             }));
         }
         let Place::Pool(handle) = &mut this.place else {
@@ -136,6 +202,39 @@ impl<T: Send + 'static> Future for GuestTask<'_, T> {
             Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
             Err(_) => unreachable!("a guest task is aborted only by its GuestTask, and the pool outlives it"),
         }
+    }
+}
+
+/// A guest on the pool that may still hold its turn to start: it gives it
+/// back once it returns, waits for a host call, or has computed for
+/// [`TURN_FOR`] in all. Until then the calls behind it wait: on a busy
+/// machine the pool's lowered threads get the CPU last, and a guest that
+/// gave its turn back at its first yield left its instance (and its
+/// memory slot) waiting there while the next call made another.
+struct Pooled<T> {
+    guest: Pin<Box<dyn Future<Output = T> + Send>>,
+    turn: Option<StartTurn>,
+    /// Its CPU time so far, counted while it holds its turn.
+    ran: Duration,
+}
+
+impl<T> Future for Pooled<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
+        if this.turn.is_none() {
+            return this.guest.as_mut().poll(cx);
+        }
+        let cpu = thread_cpu_time();
+        YIELDED.set(false);
+        let poll = this.guest.as_mut().poll(cx);
+        let yielded = YIELDED.take();
+        this.ran += thread_cpu_time().saturating_sub(cpu);
+        if poll.is_ready() || !yielded || this.ran >= TURN_FOR {
+            this.turn = None;
+        }
+        poll
     }
 }
 
