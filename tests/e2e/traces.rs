@@ -220,13 +220,40 @@ async fn a_cancelled_call_shows_the_forced_stop_and_the_cleanup_and_a_refusal_is
     let cleanup = receiver.span("cleanup").await;
     assert_eq!(cleanup.parent_span_id, call.span_id, "the cleanup is the call's child");
     assert_eq!(attribute(&cleanup, "reason").as_deref(), Some("client-cancelled"));
-    assert!(receiver.children(&call).contains_key("wait for a slot"));
+    assert!(!receiver.children(&call).contains_key("wait for a slot"), "it had no wait for a slot");
 
     // An unknown tool: refused, the span an error, named by the method alone.
     host.call("no_such_tool", json!({})).await.unwrap_err();
     let refused = receiver.span("tools/call").await;
     assert_eq!(attribute(&refused, "error.type").as_deref(), Some("-32602"));
     assert_eq!(refused.status.as_ref().map(|status| status.code), Some(2), "status Error");
+}
+
+/// A call that waits for a slot (`--max-concurrent-calls 1`, the slot held
+/// by another call) has a `wait for a slot` span, ending when the slot came.
+#[tokio::test]
+async fn a_call_that_waits_for_a_slot_shows_the_wait() {
+    let receiver = Receiver::default();
+    let host = traced(&receiver, &["--max-concurrent-calls", "1", "--cancel-grace", "100ms"]).await;
+    let holding = host.start_call("wait_for_cancel", json!({})).await;
+    host.stderr.wait_for_event("the first call started", |event| event.message() == "call started").await;
+    let waiting = tokio::spawn({
+        let peer = host.client.peer().clone();
+        async move { peer.call_tool(params("echo", json!({ "text": "after the wait" }))).await }
+    });
+    // The second call is in (it counts from before its wait) before the first makes room.
+    let both_in = async {
+        while host.status().await["live_calls"].as_u64() < Some(2) {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, both_in).await.expect("the second call never came in");
+    holding.cancel(Some("make room".into())).await.unwrap();
+    let answered = waiting.await.unwrap().unwrap();
+    assert_eq!(answered.is_error, Some(false), "{answered:?}");
+    let call = receiver.span("tools/call echo").await;
+    let wait = receiver.span("wait for a slot").await;
+    assert_eq!(wait.parent_span_id, call.span_id, "the wait is the waiting call's child");
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -225,21 +225,29 @@ impl CallRunner {
         }
         // Past --max-concurrent-calls, a call waits its turn (still
         // cancellable); then for its turn to start, which the calls starting
-        // before it give back within a short call (`guest_pool`).
-        let (_slot, turn) = tokio::select! {
-            taken = async { (self.slots.acquire().await, self.guests.start_turn().await) }
-                .instrument(tracing::info_span!("wait for a slot")) => {
-                (taken.0.expect("the call semaphore is never closed"), taken.1)
-            }
-            () = signals.client_cancel.cancelled() => {
-                let outcome = CallOutcome::Stopped(StopReason::ClientCancelled);
-                record.ended_before_start(&outcome, Some(stop_reason_name(StopReason::ClientCancelled)));
-                return outcome;
-            }
-            () = self.shutdown.cancelled() => {
-                let outcome = CallOutcome::Stopped(StopReason::Shutdown);
-                record.ended_before_start(&outcome, Some(stop_reason_name(StopReason::Shutdown)));
-                return outcome;
+        // before it give back once their guests return, wait or have
+        // computed a while (`guest_pool`). Most calls find both free: they
+        // get no span for a wait they did not have.
+        let free_now =
+            self.slots.try_acquire().ok().and_then(|slot| Some((slot, self.guests.try_start_turn()?)));
+        let (_slot, turn) = if let Some(taken) = free_now {
+            taken
+        } else {
+            tokio::select! {
+                taken = async { (self.slots.acquire().await, self.guests.start_turn().await) }
+                    .instrument(tracing::info_span!("wait for a slot")) => {
+                    (taken.0.expect("the call semaphore is never closed"), taken.1)
+                }
+                () = signals.client_cancel.cancelled() => {
+                    let outcome = CallOutcome::Stopped(StopReason::ClientCancelled);
+                    record.ended_before_start(&outcome, Some(stop_reason_name(StopReason::ClientCancelled)));
+                    return outcome;
+                }
+                () = self.shutdown.cancelled() => {
+                    let outcome = CallOutcome::Stopped(StopReason::Shutdown);
+                    record.ended_before_start(&outcome, Some(stop_reason_name(StopReason::Shutdown)));
+                    return outcome;
+                }
             }
         };
         let started = Instant::now();

@@ -4,9 +4,9 @@
 //! target is a URI or absent), with `mcp.method.name`, `mcp.session.id`,
 //! `mcp.protocol.version`, `jsonrpc.request.id`, `network.transport`, and
 //! for a tool `gen_ai.tool.name` and `gen_ai.operation.name`. Its children
-//! (the approval wait, each question to the client, the wait for a slot,
-//! the guest run, the forced stop, the cleanup) are the host's `tracing`
-//! spans inside it.
+//! (the approval wait, each question to the client, the wait for a slot
+//! when there was one, the guest run, the forced stop, the cleanup) are
+//! the host's `tracing` spans inside it.
 //!
 //! The span's `trace_id` and `span_id` fields put the trace and the
 //! request's span on every log line of the request, in JSON and in text.

@@ -113,6 +113,12 @@ impl GuestPool {
         })
     }
 
+    /// A turn to start a call if one is free now (see the module's doc).
+    pub fn try_start_turn(&self) -> Option<StartTurn> {
+        let permit = self.starting.clone().try_acquire_owned().ok()?;
+        Some(StartTurn { _permit: permit })
+    }
+
     /// Waits for a turn to start a call (see the module's doc).
     pub async fn start_turn(&self) -> StartTurn {
         let permit = self.starting.clone().acquire_owned().await;
