@@ -383,7 +383,7 @@ impl CallRunner {
                 // The guest's log records are events of its call's span.
                 .in_current_span()
             })
-            .holding(turn);
+            .holding(turn.clone());
         let force_stop = || {
             stop_now.cancel();
             // A computing guest sees `stop_now` at its next epoch yield: now.
@@ -425,6 +425,9 @@ impl CallRunner {
         // reset (an interpreter), behind the response (`component::behind`).
         guest.state().release();
         component.behind.drop_store((guest, store_live), &self.guests);
+        // The store is gone (or on its way on an idle pool): the next call's
+        // instance may take its slot.
+        turn.give_back();
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);

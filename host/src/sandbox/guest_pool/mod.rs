@@ -79,11 +79,26 @@ pub struct GuestPool {
 }
 
 /// A call's turn to start (see the module's doc): taken before its
-/// instance is made, handed to its [`GuestTask`], which gives it back when
-/// the guest returns, waits for a host call, or has computed for [`TURN_FOR`](task::TURN_FOR).
-pub struct StartTurn {
-    /// Held, never read: dropping it gives the turn back.
-    _permit: OwnedSemaphorePermit,
+/// instance is made and held by the call, which lends it to its
+/// [`GuestTask`] ([`GuestTask::holding`]). The task gives it back when the
+/// guest waits for a host call or has computed for [`TURN_FOR`](task::TURN_FOR); a guest
+/// that returns leaves it to the call, which gives it back once its store
+/// is gone, so the next call's instance does not take a memory slot of its
+/// own while the last one's is still being reset. Cloning shares the one
+/// turn; it is given back at the first [`StartTurn::give_back`] or when
+/// the last clone goes.
+#[derive(Clone)]
+pub struct StartTurn(Arc<std::sync::Mutex<Option<OwnedSemaphorePermit>>>);
+
+impl StartTurn {
+    fn new(permit: OwnedSemaphorePermit) -> Self {
+        StartTurn(Arc::new(std::sync::Mutex::new(Some(permit))))
+    }
+
+    /// Gives the turn back now, for every clone.
+    pub fn give_back(&self) {
+        drop(self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+    }
 }
 
 impl GuestPool {
@@ -116,13 +131,13 @@ impl GuestPool {
     /// A turn to start a call if one is free now (see the module's doc).
     pub fn try_start_turn(&self) -> Option<StartTurn> {
         let permit = self.starting.clone().try_acquire_owned().ok()?;
-        Some(StartTurn { _permit: permit })
+        Some(StartTurn::new(permit))
     }
 
     /// Waits for a turn to start a call (see the module's doc).
     pub async fn start_turn(&self) -> StartTurn {
         let permit = self.starting.clone().acquire_owned().await;
-        StartTurn { _permit: permit.expect("the start semaphore is never closed") }
+        StartTurn::new(permit.expect("the start semaphore is never closed"))
     }
 
     /// Runs `guest`: on the caller's thread at first, then — once it has

@@ -89,8 +89,8 @@ pub(super) fn thread_cpu_time() -> Duration {
 pub struct GuestTask<'pool, T> {
     place: Place<T>,
     pool: &'pool GuestPool,
-    /// The call's turn to start, given back when the guest returns, waits
-    /// for a host call, or has computed for [`TURN_FOR`].
+    /// The call's turn to start, given back when the guest waits for a host
+    /// call or has computed for [`TURN_FOR`] (see [`StartTurn`]).
     turn: Option<StartTurn>,
 }
 
@@ -128,8 +128,9 @@ impl<'pool, T: Send + 'static> GuestTask<'pool, T> {
         GuestTask { place, pool, turn: None }
     }
 
-    /// Holds `turn` until the guest returns, waits for a host call, or has
-    /// computed for [`TURN_FOR`], then gives it back.
+    /// Holds `turn` until the guest waits for a host call or has computed
+    /// for [`TURN_FOR`], then gives it back; a guest that returns leaves it
+    /// to the caller's clone (see [`StartTurn`]).
     pub fn holding(mut self, turn: StartTurn) -> Self {
         self.turn = Some(turn);
         self
@@ -164,16 +165,16 @@ impl<T: Send + 'static> Future for GuestTask<'_, T> {
             let yielded = YIELDED.take();
             POLLING.set(outer);
             if let Poll::Ready(output) = poll {
-                // Returned: the next call may start.
+                // Returned: the caller gives the turn back once the store is gone.
                 this.turn = None;
                 this.place = Place::Gone;
                 return Poll::Ready(output);
             }
             *ran += thread_cpu_time().saturating_sub(cpu);
             *polled += started.elapsed();
-            if !yielded {
+            if !yielded && let Some(turn) = this.turn.take() {
                 // Waiting for a host call: the next call may start meanwhile.
-                this.turn = None;
+                turn.give_back();
             }
             if *ran < SHORT_CALL && *polled < HELD_TOO_LONG {
                 return Poll::Pending;
@@ -231,8 +232,13 @@ impl<T> Future for Pooled<T> {
         let poll = this.guest.as_mut().poll(cx);
         let yielded = YIELDED.take();
         this.ran += thread_cpu_time().saturating_sub(cpu);
-        if poll.is_ready() || !yielded || this.ran >= TURN_FOR {
+        if poll.is_ready() {
+            // Returned: the caller gives the turn back once the store is gone.
             this.turn = None;
+        } else if (!yielded || this.ran >= TURN_FOR)
+            && let Some(turn) = this.turn.take()
+        {
+            turn.give_back();
         }
         poll
     }
