@@ -30,9 +30,9 @@
 //! the ticker sleeps and an idle host uses no CPU.
 //!
 //! Calls take turns to start: at most two per core are between making
-//! their instance and their guest's return, its first wait for a host call,
-//! or [`TURN_FOR`](task::TURN_FOR) of computing (yielding at epoch ticks on the way keeps
-//! the turn). A burst of calls then makes instances as fast as they can
+//! their instance and their store's end (after the guest returned), their
+//! guest's first wait for a host call, or [`TURN_FOR`](task::TURN_FOR) of
+//! computing (yielding at epoch ticks on the way keeps the turn). A burst of calls then makes instances as fast as they can
 //! run, instead of all at once: each instance holds a memory slot, and a
 //! big guest's slot maps megabytes of its image. 32 Python calls in flight
 //! on two cores held some 25 instances at once when a guest gave its turn
