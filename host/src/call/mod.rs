@@ -424,7 +424,7 @@ impl CallRunner {
         // instance's memory slot, goes now or, for a component slow to
         // reset (an interpreter), behind the response (`component::behind`).
         guest.state().release();
-        component.behind.drop_store((guest, store_live), &self.guests);
+        component.behind.drop_store((guest, store_live), &self.guests, &turn);
         // The store is gone (or on its way on an idle pool): the next call's
         // instance may take its slot.
         turn.give_back();

@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::ahead::smoothed;
-use crate::sandbox::guest_pool::GuestPool;
+use crate::sandbox::guest_pool::{GuestPool, StartTurn};
 
 /// How a component's stores are dropped: empty until a call has timed one.
 #[derive(Default)]
@@ -29,10 +29,11 @@ const WORTH_DROPPING_BEHIND: Duration = Duration::from_micros(30);
 impl Behind {
     /// Drops `store`, a released call's store (with what counts it live):
     /// here and timed, or on `guests` when this component's drops are slow.
-    pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool) {
+    /// `turn` is the call's turn to start (see `GuestPool::drop_behind`).
+    pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool, turn: &StartTurn) {
         let typical = *self.lock();
         if typical.is_some_and(|typical| typical >= WORTH_DROPPING_BEHIND) {
-            guests.drop_behind(store);
+            guests.drop_behind(store, turn);
             return;
         }
         let started = Instant::now();

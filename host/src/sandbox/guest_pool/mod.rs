@@ -95,6 +95,11 @@ impl StartTurn {
         StartTurn(Arc::new(std::sync::Mutex::new(Some(permit))))
     }
 
+    /// Whether the turn is still held (not given back yet).
+    fn is_held(&self) -> bool {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_some()
+    }
+
     /// Gives the turn back now, for every clone.
     pub fn give_back(&self) {
         drop(self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
@@ -185,8 +190,11 @@ impl GuestPool {
     /// longer (a burst then holds more slots at once), so the store is
     /// dropped here, as it is past [`BEHIND`] waiting or while the pool
     /// shuts down.
-    pub fn drop_behind<S: Send + 'static>(&self, store: S) {
-        let idle = self.starting.available_permits() == self.turns;
+    /// `turn` is the dropping call's own, if it still holds it: that one
+    /// does not make the pool busy.
+    pub fn drop_behind<S: Send + 'static>(&self, store: S, turn: &StartTurn) {
+        let own = usize::from(turn.is_held());
+        let idle = self.starting.available_permits() + own == self.turns;
         let place = idle.then(|| self.behind.clone().try_acquire_owned().ok()).flatten();
         match (&self.runtime, place) {
             (Some(runtime), Some(place)) => {
