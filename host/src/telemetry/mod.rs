@@ -50,10 +50,6 @@ pub const MAX_QUEUED_SPANS: usize = 512;
 /// The most events one span keeps (the SDK drops the rest, counted).
 pub const MAX_EVENTS_PER_SPAN: u32 = 16;
 
-/// Where the `call ended` line is written from (`call::record`), which is
-/// left out of traces (see [`start`]).
-const CALL_RECORD: &str = "mcp_wasm_host::call::record";
-
 /// The layer that hands the host's spans to the exporter.
 pub type TraceLayer<S> = Box<dyn Layer<S> + Send + Sync>;
 
@@ -216,6 +212,8 @@ where
     // already (the guest span's outcome, forced and fuel, the request's
     // error, the cleanup's span and reason), and as an event of a dozen
     // attributes it was a fifth of what tracing cost a call.
+    // (`call::record` writes it.)
+    const CALL_RECORD: &str = "mcp_wasm_host::call::record";
     let only_ours = tracing_subscriber::filter::Targets::new()
         .with_target("mcp_wasm_host", tracing::Level::INFO)
         .with_target(CALL_RECORD, tracing::Level::WARN)
