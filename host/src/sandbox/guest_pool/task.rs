@@ -68,8 +68,9 @@ struct Polling {
 /// CPU time, not the time since the call entered the guest: on a busy
 /// machine a short call preempted by the kernel is still a short call, and
 /// if it yielded at the next tick its turn would go to another call, which
-/// would make an instance (and fill a memory slot) of its own: 32 Python
-/// calls in flight on two cores held some 30 instances at once that way.
+/// would make an instance (and fill a memory slot) of its own: with that
+/// and the turns given back at the first yield, 32 Python calls in flight
+/// on two cores held some 25 instances at once.
 pub fn short_call_ran() -> Option<Duration> {
     let polling = POLLING.get()?;
     let ran = polling.ran + thread_cpu_time().saturating_sub(polling.cpu_at);
@@ -207,8 +208,9 @@ impl<T: Send + 'static> Future for GuestTask<'_, T> {
 }
 
 /// A guest on the pool that may still hold its turn to start: it gives it
-/// back once it returns, waits for a host call, or has computed for
-/// [`TURN_FOR`] in all. Until then the calls behind it wait: on a busy
+/// back once it waits for a host call or has computed for [`TURN_FOR`] in
+/// all, and leaves it to the caller when it returns (see [`StartTurn`]).
+/// Until then the calls behind it wait: on a busy
 /// machine the pool's lowered threads get the CPU last, and a guest that
 /// gave its turn back at its first yield left its instance (and its
 /// memory slot) waiting there while the next call made another.
