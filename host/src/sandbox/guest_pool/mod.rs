@@ -32,15 +32,17 @@
 //! Calls take turns to start: at most two per core are between making
 //! their instance and their store's end (after the guest returned), their
 //! guest's first wait for a host call, or [`TURN_FOR`](task::TURN_FOR) of
-//! computing (yielding at epoch ticks on the way keeps the turn). A burst of calls then makes instances as fast as they can
-//! run, instead of all at once: each instance holds a memory slot, and a
-//! big guest's slot maps megabytes of its image. 32 Python calls in flight
-//! on two cores held some 25 instances at once when a guest gave its turn
+//! computing (yielding at epoch ticks on the way keeps the turn). A burst
+//! of calls then makes instances as fast as they can run, instead of all
+//! at once: each instance holds a memory slot, and a big guest's slot maps
+//! megabytes of its image. 32 Python calls in flight on two cores held some
+//! 25 instances at once, 380–460 MiB of RSS, when a guest gave its turn
 //! back at its first yield (the yielded ones waited on the pool's lowered
-//! threads while new calls made instances), 400 MiB of RSS; now about 5,
-//! 125 MiB, and more calls a second. A guest that blocks or computes long
-//! gives its turn back, so neither slow nor hostile guests hold up the
-//! calls behind them.
+//! threads while new calls made instances) or as it returned (the next
+//! instance took a slot while the last one's was being reset); now 116–124
+//! MiB, and more calls a second (BENCHMARKS.md). A guest that blocks or
+//! computes long gives its turn back, so neither slow nor hostile guests
+//! hold up the calls behind them.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -81,9 +83,9 @@ pub struct GuestPool {
 /// A call's turn to start (see the module's doc): taken before its
 /// instance is made and held by the call, which lends it to its
 /// [`GuestTask`] ([`GuestTask::holding`]). The task gives it back when the
-/// guest waits for a host call or has computed for [`TURN_FOR`](task::TURN_FOR); a guest
-/// that returns leaves it to the call, which gives it back once its store
-/// is gone, so the next call's instance does not take a memory slot of its
+/// guest waits for a host call or has computed for
+/// [`TURN_FOR`](task::TURN_FOR); a guest that returns leaves it to the
+/// call, which gives it back once its store is gone, so the next call's instance does not take a memory slot of its
 /// own while the last one's is still being reset. Cloning shares the one
 /// turn; it is given back at the first [`StartTurn::give_back`] or when
 /// the last clone goes.
