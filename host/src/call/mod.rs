@@ -400,10 +400,23 @@ impl CallRunner {
         let memory_hit = guest.state().memory_was_hit();
         let channel = guest.state().channel();
         let mut dropped_notes = channel.dropped();
+        let notifier = channel.take_notifier();
         let returned_normally = matches!(result, Some(Ok(_))) && cancellation.reason().is_none();
+        // Every handle the call held (files, sockets, pollables) is closed
+        // here, before the response and before cleanup runs, so cleanup
+        // finds them released. The store itself, whose drop resets the
+        // instance's memory slot, goes now or, for a component slow to
+        // reset (an interpreter), behind the response (`component::behind`).
+        guest.state().release();
+        component.behind.drop_store((guest, store_live), &self.guests, &turn);
+        // The store is gone (or on its way on an idle pool): the next call's
+        // instance may take its slot. Before the notifications below, which
+        // wait on the client: a client slow to read them must not hold a
+        // turn (or a memory slot) other calls need.
+        turn.give_back();
         // Progress and log notifications precede the result, within what is
         // left of the call's time; a stopped call sends none after the stop.
-        if let Some(notifier) = channel.take_notifier() {
+        if let Some(notifier) = notifier {
             if returned_normally {
                 let abandoned = notifier.finish(deadline).await;
                 if abandoned > 0 {
@@ -418,16 +431,6 @@ impl CallRunner {
                 notifier.abandon()
             }
         }
-        // Every handle the call held (files, sockets, pollables) is closed
-        // here, before the response and before cleanup runs, so cleanup
-        // finds them released. The store itself, whose drop resets the
-        // instance's memory slot, goes now or, for a component slow to
-        // reset (an interpreter), behind the response (`component::behind`).
-        guest.state().release();
-        component.behind.drop_store((guest, store_live), &self.guests, &turn);
-        // The store is gone (or on its way on an idle pool): the next call's
-        // instance may take its slot.
-        turn.give_back();
 
         let forced = result.is_none();
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);
