@@ -16,6 +16,7 @@ use super::outcome::{CallOutcome, CleanupOutcome};
 use crate::audit::{CallAudit, CallEnd, Verdict};
 use crate::contract::types::StopReason;
 use crate::stats::Stats;
+use crate::telemetry::CALL_RECORD;
 
 /// A call being recorded.
 pub(super) struct CallRecord<'a> {
@@ -67,7 +68,14 @@ impl<'a> CallRecord<'a> {
     /// cancelled while waiting for approval or a slot, shutdown).
     pub(super) fn ended_before_start(mut self, outcome: &CallOutcome, stop_reason: Option<&'static str>) {
         let (call_id, tool) = (&*self.call_id, self.tool);
-        tracing::info!(call_id, tool, outcome = outcome.label(), stop_reason, "call ended before it started");
+        tracing::info!(
+            target: CALL_RECORD,
+            call_id,
+            tool,
+            outcome = outcome.label(),
+            stop_reason,
+            "call ended before it started"
+        );
         self.stats.metrics().call_ended(tool, outcome.label(), None, None);
         self.audit(outcome);
     }
@@ -76,6 +84,7 @@ impl<'a> CallRecord<'a> {
     pub(super) fn ended(mut self, outcome: &CallOutcome, ran: Ran<'_>) {
         let elapsed = ran.started.elapsed().as_secs_f64();
         tracing::info!(
+            target: CALL_RECORD,
             call_id = &*self.call_id,
             tool = self.tool,
             subject = ran.subject.map(crate::log_text::escaped).map(tracing::field::display),
