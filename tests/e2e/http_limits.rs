@@ -1,6 +1,7 @@
 //! Streamable HTTP against careless or hostile network peers: sessions are
 //! capped (the least recently used idle one makes room), slow clients are
-//! cut off, connections are capped, and a task is visible only to the
+//! cut off, a client that stops reading its call's notifications holds no
+//! store or turn, connections are capped, and a task is visible only to the
 //! session that created it.
 //!
 //! These speak raw HTTP/1.1 (hyper's client, one connection per request
@@ -354,6 +355,107 @@ async fn a_client_that_never_finishes_its_body_gets_408() {
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("--http-body-timeout"), "{answer}");
     host.open_session(json!({})).await;
+}
+
+#[tokio::test]
+async fn clients_that_stop_reading_their_calls_notifications_hold_no_store_or_turn() {
+    // A call's store (its memory slot) and its turn to start once lasted
+    // until its progress and log notifications had been written to the
+    // client: a client that stopped reading held both until the call's
+    // --timeout. Calls take turns to start, two per guest thread (one
+    // thread per core, `sandbox::guest_pool`): as many stalled calls as
+    // there are turns.
+    let turns = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+    let (hostile, demo) = (guest("hostile"), guest("demo"));
+    let host = HttpHost::start_exactly(&[
+        "--http",
+        "127.0.0.1:0",
+        "--component",
+        hostile.to_str().unwrap(),
+        "--component",
+        demo.to_str().unwrap(),
+        // Longer than the test waits, so nothing here ends by timing out.
+        "--timeout",
+        "10m",
+        // 64 notifications of 1 MiB a call (50 log records and, asked for
+        // with a progress token, 20 progress reports let through by their
+        // rate limits; then the budget is spent): more than rmcp's queues,
+        // hyper's and the sockets take in before the client reads (63 of
+        // 256 KiB still all went in).
+        "--max-log-record",
+        "1MiB",
+        "--max-notification-bytes",
+        "64MiB",
+    ])
+    .await;
+    let mut stalled = Vec::new();
+    for n in 0..turns {
+        let session = host.open_session(json!({})).await;
+        let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": { "name": "log_bomb", "arguments": { "mib": 1 },
+                                       "_meta": { "progressToken": "stalled" } } });
+        let body = call.to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
+             mcp-protocol-version: {VERSION}\r\ncontent-length: {}\r\n\r\n{body}",
+            host.addr,
+            body.len(),
+        );
+        // A small receive window, and nothing read from it: the host's
+        // writes to this connection stop within a few kilobytes.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut stream = socket.connect(host.addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        stalled.push(stream);
+        // Its guest has run to the end of its notification budget.
+        host.stderr
+            .wait_for_events(&format!("log_bomb {n} to spend its notification budget"), n + 1, |e| {
+                e.message().contains("--max-notification-bytes")
+            })
+            .await;
+    }
+
+    // Every stalled call's guest has returned; the calls are still in
+    // flight, their notifications on the way to clients that do not read
+    // them, and their stores are gone (a store may be dropped behind its
+    // call, on an idle guest thread: wait for it).
+    let session = host.open_session(json!({})).await;
+    let status = |id| {
+        let (host, session) = (&host, &session);
+        async move {
+            let reply =
+                host.request(session, id, "resources/read", json!({ "uri": "mcp-wasm-host://status" })).await;
+            let text = reply.answer(id)["result"]["contents"][0]["text"].as_str().unwrap().to_string();
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let mut id = 100;
+    let started = Instant::now();
+    let idle = loop {
+        id += 1;
+        let now = status(id).await;
+        assert_eq!(now["live_calls"], turns, "the stalled calls are in flight: {now}");
+        if now["live_stores"] == 0 {
+            break now;
+        }
+        assert!(started.elapsed() < PATIENCE, "the stalled calls still hold their stores: {now}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    eprintln!("{turns} stalled calls, no store: {idle}");
+
+    // And the turns are free: another call is served at once.
+    let echo = host
+        .request(&session, 2, "tools/call", json!({ "name": "echo", "arguments": { "text": "through" } }))
+        .await;
+    assert_eq!(echo.answer(2)["result"]["content"][0]["text"], "through", "{echo:?}");
+    assert_eq!(
+        host.stderr.count_for_tool("call ended", "log_bomb"),
+        0,
+        "the stalled calls are still in flight"
+    );
+    drop(stalled);
 }
 
 #[tokio::test]
