@@ -118,9 +118,11 @@ conformance: (setup "--with-node") build guests
 first-minutes:
     scripts/first_minutes.sh
 
-# Benchmarks; figures are recorded in BENCHMARKS.md.
-bench: (setup "--with-node") build guests
-    cargo bench -p mcp-wasm-host --bench wire
+# Benchmarks; figures are recorded in BENCHMARKS.md. The host and the
+# native baselines are built as they ship (`--profile dist`, whole-program
+# LTO: the first build takes some 20 minutes on two cores).
+bench: (setup "--with-node") guests
+    cargo bench --profile dist -p mcp-wasm-host --bench wire
 
 # Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min):
 # the SDK's bindings and exports work under cargo-component too.

@@ -10,10 +10,14 @@
 //! `tasks` section measures a task's round trip through three replicas
 //! sharing a `--task-store` (`tasks.rs`; it needs `redis-server`).
 //!
-//!     cargo bench -p mcp-wasm-host --bench wire            (full run)
-//!     cargo bench -p mcp-wasm-host --bench wire -- --quick (smoke run)
-//!     cargo bench -p mcp-wasm-host --bench wire -- --unprivileged (the host runs
-//!         as user nobody, through `setpriv`: what a user without CAP_SYS_NICE gets)
+//!     cargo bench --profile dist -p mcp-wasm-host --bench wire            (full run)
+//!     cargo bench --profile dist -p mcp-wasm-host --bench wire -- --quick (smoke run)
+//!     cargo bench --profile dist -p mcp-wasm-host --bench wire -- --unprivileged (the
+//!         host runs as user nobody, through `setpriv`: what a user without
+//!         CAP_SYS_NICE gets)
+//!
+//! `--profile dist` (what `just bench` runs) builds the host as it ships and
+//! the native baselines the same way; without it both are `release` builds.
 //!
 //! `BENCH_HOST_BINARY=PATH` runs another build of the host (an older commit's)
 //! in place of this one, so two versions can be alternated in one session.
