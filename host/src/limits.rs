@@ -184,11 +184,17 @@ impl CallLimits {
 }
 
 impl Default for CallLimits {
-    /// Every flag's default.
+    /// Every flag's default, read from the flags' own definitions once.
+    /// Once, because calls ask for it: every call's channel starts from the
+    /// defaults, and building the flags' clap command and parsing an empty
+    /// command line for it was 2-3 % of the host's CPU under load.
     fn default() -> Self {
-        use clap::{Args as _, FromArgMatches as _};
-        let matches = CallLimits::augment_args(clap::Command::new("limits")).get_matches_from(["limits"]);
-        CallLimits::from_arg_matches(&matches).expect("every limit has a default")
+        static DEFAULTS: std::sync::LazyLock<CallLimits> = std::sync::LazyLock::new(|| {
+            use clap::{Args as _, FromArgMatches as _};
+            let matches = CallLimits::augment_args(clap::Command::new("limits")).get_matches_from(["limits"]);
+            CallLimits::from_arg_matches(&matches).expect("every limit has a default")
+        });
+        DEFAULTS.clone()
     }
 }
 
