@@ -120,7 +120,7 @@ first-minutes:
 
 # Benchmarks; figures are recorded in BENCHMARKS.md. The host and the
 # native baselines are built as they ship (`--profile dist`, whole-program
-# LTO: the first build takes some 20 minutes on two cores).
+# LTO: the first build took 12 1/2 minutes on two cores).
 bench: (setup "--with-node") guests
     cargo bench --profile dist -p mcp-wasm-host --bench wire
 
