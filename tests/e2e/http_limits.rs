@@ -214,6 +214,15 @@ impl HttpHost {
         self.post(Some(session), json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
             .await
     }
+
+    /// The host's `mcp-wasm-host://status` resource (live counts), read as
+    /// request `id` in `session`: what `Host::status` reads over stdio.
+    pub(crate) async fn status(&self, session: &str, id: u64) -> Value {
+        let reply =
+            self.request(session, id, "resources/read", json!({ "uri": "mcp-wasm-host://status" })).await;
+        let text = reply.answer(id)["result"]["contents"][0]["text"].as_str().expect("status is text");
+        serde_json::from_str(text).expect("status is JSON")
+    }
 }
 
 // ---- Sessions ----
@@ -422,20 +431,11 @@ async fn clients_that_stop_reading_their_calls_notifications_hold_no_store_or_tu
     // them, and their stores are gone (a store may be dropped behind its
     // call, on an idle guest thread: wait for it).
     let session = host.open_session(json!({})).await;
-    let status = |id| {
-        let (host, session) = (&host, &session);
-        async move {
-            let reply =
-                host.request(session, id, "resources/read", json!({ "uri": "mcp-wasm-host://status" })).await;
-            let text = reply.answer(id)["result"]["contents"][0]["text"].as_str().unwrap().to_string();
-            serde_json::from_str::<Value>(&text).unwrap()
-        }
-    };
     let mut id = 100;
     let started = Instant::now();
     let idle = loop {
         id += 1;
-        let now = status(id).await;
+        let now = host.status(&session, id).await;
         assert_eq!(now["live_calls"], turns, "the stalled calls are in flight: {now}");
         if now["live_stores"] == 0 {
             break now;
