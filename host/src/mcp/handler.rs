@@ -27,6 +27,15 @@ use crate::telemetry::spans;
 
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
 // rmcp by SEP-2577, but every protocol version this host serves has it.
+//
+// Each request's answer is boxed (`Box::pin(async move { .. })`) but the
+// two smallest: rmcp runs every request in a future of its own that holds
+// the largest of these inline, and moves it (into its task, and again as
+// the task ends) whatever the method. Unboxed, that future was 13 KiB,
+// sized by `prompts/get` and `tools/call`, and copying it was 3 % of the
+// host's CPU under load (BENCHMARKS.md); boxed, the answers cost one
+// allocation each and the request future is rmcp's own state
+// (`request_futures_stay_small` below).
 #[allow(deprecated)]
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
@@ -100,13 +109,16 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let span = spans::request("resources/list", &context, self.caller.shared.runner.stats().clone());
-        spans::traced(span, async {
-            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-            let mut resources = status::list();
-            resources.extend(tools.catalog.resources_for(granted));
-            Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
+        Box::pin(async move {
+            let span = spans::request("resources/list", &context, self.caller.shared.runner.stats().clone());
+            spans::traced(span, async {
+                let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+                let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+                let mut resources = status::list();
+                resources.extend(tools.catalog.resources_for(granted));
+                Ok(self.cacheable(ListResourcesResult::with_all_items(resources), &context))
+            })
+            .await
         })
         .await
     }
@@ -116,9 +128,14 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
-        let span = spans::request("skills/list", &context, self.caller.shared.runner.stats().clone());
-        spans::traced(span, async { Ok(self.cacheable(self.list_offered_skills(&context).await?, &context)) })
+        Box::pin(async move {
+            let span = spans::request("skills/list", &context, self.caller.shared.runner.stats().clone());
+            spans::traced(span, async {
+                Ok(self.cacheable(self.list_offered_skills(&context).await?, &context))
+            })
             .await
+        })
+        .await
     }
 
     async fn get_skill(
@@ -126,12 +143,15 @@ impl ServerHandler for ToolServer {
         request: GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
-        let span = spans::request("skills/get", &context, self.caller.shared.runner.stats().clone());
-        spans::resource(&span, &request.uri);
-        spans::traced(span, async {
-            uri_within_bounds(&request.uri)?;
-            let got = self.get_offered_skill(&request.uri, &context).await?;
-            Ok(self.cacheable(got, &context))
+        Box::pin(async move {
+            let span = spans::request("skills/get", &context, self.caller.shared.runner.stats().clone());
+            spans::resource(&span, &request.uri);
+            spans::traced(span, async {
+                uri_within_bounds(&request.uri)?;
+                let got = self.get_offered_skill(&request.uri, &context).await?;
+                Ok(self.cacheable(got, &context))
+            })
+            .await
         })
         .await
     }
@@ -141,13 +161,19 @@ impl ServerHandler for ToolServer {
         request: ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
-        let span =
-            spans::request("resources/directory/read", &context, self.caller.shared.runner.stats().clone());
-        spans::resource(&span, &request.uri);
-        spans::traced(span, async {
-            uri_within_bounds(&request.uri)?;
-            let children = self.read_skill_directory(&request.uri, &context).await?;
-            Ok(self.cacheable(children, &context))
+        Box::pin(async move {
+            let span = spans::request(
+                "resources/directory/read",
+                &context,
+                self.caller.shared.runner.stats().clone(),
+            );
+            spans::resource(&span, &request.uri);
+            spans::traced(span, async {
+                uri_within_bounds(&request.uri)?;
+                let children = self.read_skill_directory(&request.uri, &context).await?;
+                Ok(self.cacheable(children, &context))
+            })
+            .await
         })
         .await
     }
@@ -157,13 +183,19 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let span =
-            spans::request("resources/templates/list", &context, self.caller.shared.runner.stats().clone());
-        spans::traced(span, async {
-            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-            let templates = tools.catalog.templates_for(granted);
-            Ok(self.cacheable(ListResourceTemplatesResult::with_all_items(templates), &context))
+        Box::pin(async move {
+            let span = spans::request(
+                "resources/templates/list",
+                &context,
+                self.caller.shared.runner.stats().clone(),
+            );
+            spans::traced(span, async {
+                let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+                let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+                let templates = tools.catalog.templates_for(granted);
+                Ok(self.cacheable(ListResourceTemplatesResult::with_all_items(templates), &context))
+            })
+            .await
         })
         .await
     }
@@ -173,15 +205,18 @@ impl ServerHandler for ToolServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let span = spans::request("resources/read", &context, self.caller.shared.runner.stats().clone());
-        spans::resource(&span, &request.uri);
-        spans::traced(span, async {
-            uri_within_bounds(&request.uri)?;
-            if request.uri.starts_with(crate::component::HOST_SCHEME) {
-                return status::read(&request.uri, self.caller.shared.runner.stats());
-            }
-            let contents = self.read_offered(&request.uri, &context).await?;
-            Ok(ReadResourceResult::new(contents).into())
+        Box::pin(async move {
+            let span = spans::request("resources/read", &context, self.caller.shared.runner.stats().clone());
+            spans::resource(&span, &request.uri);
+            spans::traced(span, async {
+                uri_within_bounds(&request.uri)?;
+                if request.uri.starts_with(crate::component::HOST_SCHEME) {
+                    return status::read(&request.uri, self.caller.shared.runner.stats());
+                }
+                let contents = self.read_offered(&request.uri, &context).await?;
+                Ok(ReadResourceResult::new(contents).into())
+            })
+            .await
         })
         .await
     }
@@ -191,29 +226,33 @@ impl ServerHandler for ToolServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let span = spans::request("resources/subscribe", &context, self.caller.shared.runner.stats().clone());
-        spans::resource(&span, &request.uri);
-        spans::traced(span, async {
-            uri_within_bounds(&request.uri)?;
-            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            let uri = request.uri.as_str();
-            let offered =
-                uri.starts_with(crate::component::HOST_SCHEME) || tools.catalog.route_uri(uri).is_some();
-            if !offered {
-                let shown = crate::log_text::escaped_to(uri, 256);
-                return Err(McpError::resource_not_found(format!("no resource `{shown}`"), None));
-            }
-            let subscribers = &self.caller.shared.subscribers;
-            subscribers.follow(&self.following, context.peer.clone(), uri).map_err(|_| {
-                McpError::invalid_request(
-                    format!(
-                        "a session may follow at most {} resources, of {} KiB of URIs together",
-                        subscriptions::MAX_PER_SESSION,
-                        subscriptions::MAX_BYTES_PER_SESSION >> 10
-                    ),
-                    None,
-                )
+        Box::pin(async move {
+            let span =
+                spans::request("resources/subscribe", &context, self.caller.shared.runner.stats().clone());
+            spans::resource(&span, &request.uri);
+            spans::traced(span, async {
+                uri_within_bounds(&request.uri)?;
+                let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+                let uri = request.uri.as_str();
+                let offered =
+                    uri.starts_with(crate::component::HOST_SCHEME) || tools.catalog.route_uri(uri).is_some();
+                if !offered {
+                    let shown = crate::log_text::escaped_to(uri, 256);
+                    return Err(McpError::resource_not_found(format!("no resource `{shown}`"), None));
+                }
+                let subscribers = &self.caller.shared.subscribers;
+                subscribers.follow(&self.following, context.peer.clone(), uri).map_err(|_| {
+                    McpError::invalid_request(
+                        format!(
+                            "a session may follow at most {} resources, of {} KiB of URIs together",
+                            subscriptions::MAX_PER_SESSION,
+                            subscriptions::MAX_BYTES_PER_SESSION >> 10
+                        ),
+                        None,
+                    )
+                })
             })
+            .await
         })
         .await
     }
@@ -274,12 +313,17 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let span = spans::request("prompts/list", &context, self.caller.shared.runner.stats().clone());
-        spans::traced(span, async {
-            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-            Ok(self
-                .cacheable(ListPromptsResult::with_all_items(tools.catalog.prompts_for(granted)), &context))
+        Box::pin(async move {
+            let span = spans::request("prompts/list", &context, self.caller.shared.runner.stats().clone());
+            spans::traced(span, async {
+                let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+                let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+                Ok(self.cacheable(
+                    ListPromptsResult::with_all_items(tools.catalog.prompts_for(granted)),
+                    &context,
+                ))
+            })
+            .await
         })
         .await
     }
@@ -289,18 +333,21 @@ impl ServerHandler for ToolServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let mut span = spans::request("prompts/get", &context, self.caller.shared.runner.stats().clone());
-        let tools = self.caller.shared.loaded_tools(&context.ct).await;
-        if let Ok(tools) = &tools
-            && tools.catalog.prompt(&request.name).is_some()
-        {
-            span.target(&request.name);
-        }
-        // A failed load ends inside the span too: it is an error the span
-        // and the duration metric record.
-        spans::traced(span, async {
-            tools?;
-            self.get_offered(request, &context).await
+        Box::pin(async move {
+            let mut span = spans::request("prompts/get", &context, self.caller.shared.runner.stats().clone());
+            let tools = self.caller.shared.loaded_tools(&context.ct).await;
+            if let Ok(tools) = &tools
+                && tools.catalog.prompt(&request.name).is_some()
+            {
+                span.target(&request.name);
+            }
+            // A failed load ends inside the span too: it is an error the span
+            // and the duration metric record.
+            spans::traced(span, async {
+                tools?;
+                self.get_offered(request, &context).await
+            })
+            .await
         })
         .await
     }
@@ -310,8 +357,12 @@ impl ServerHandler for ToolServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let span = spans::request("completion/complete", &context, self.caller.shared.runner.stats().clone());
-        spans::traced(span, self.complete_offered(request, &context)).await
+        Box::pin(async move {
+            let span =
+                spans::request("completion/complete", &context, self.caller.shared.runner.stats().clone());
+            spans::traced(span, self.complete_offered(request, &context)).await
+        })
+        .await
     }
 
     /// The tool `name` as listed: over HTTP on 2026-07-28, rmcp checks a
@@ -327,11 +378,14 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let span = spans::request("tools/list", &context, self.caller.shared.runner.stats().clone());
-        spans::traced(span, async {
-            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
-            Ok(self.cacheable(ListToolsResult::with_all_items(tools.listed_for(granted)), &context))
+        Box::pin(async move {
+            let span = spans::request("tools/list", &context, self.caller.shared.runner.stats().clone());
+            spans::traced(span, async {
+                let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+                let granted = access::caller(&context).map(|principal| principal.scopes.as_slice());
+                Ok(self.cacheable(ListToolsResult::with_all_items(tools.listed_for(granted)), &context))
+            })
+            .await
         })
         .await
     }
@@ -341,75 +395,82 @@ impl ServerHandler for ToolServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let stats = self.caller.shared.runner.stats().clone();
-        let mut traced = match request.request_state {
-            Some(_) => spans::follow_up(&context, stats),
-            None => spans::request("tools/call", &context, stats),
-        };
-        let answer = async {
-            let tools = self.caller.shared.loaded_tools(&context.ct).await?;
-            let span = traced.span.clone();
-            if let Some(needed) = tools.scopes_of(&request.name) {
-                // A tool the host serves: it names the span.
-                traced.target(&request.name);
-                // New calls and follow-ups alike (the HTTP layer answered 403
-                // already where it could).
-                if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
-                    let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-                    let audit = self.caller.shared.runner.stats().audit();
-                    audit.refused(Who::of(&context), &request.name, &arguments, Lacking::AUDIT_REASON).await;
-                    return Err(refusal);
-                }
-            }
-            if let Some(state) = request.request_state.take() {
-                // A follow-up to a paused call (2026-07-28): it carries the answer.
-                return mode::rounds::resume(self, &state, request, &context, span).await;
-            }
-            let audit = self.caller.shared.runner.stats().audit();
-            // Kept for the record of a refusal, only when there is an audit log.
-            let asked = audit.is_on().then(|| {
-                (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default()))
-            });
-            // Answers sent with a first call, before any question (2026-07-28).
-            let given = request.input_responses.take();
-            let checked = match tools.plan(request, &self.caller.shared.runner).await {
-                Ok(checked) => checked,
-                Err(refusal) => {
-                    if let Some((name, arguments)) = asked {
-                        let known = tools.listed().iter().any(|tool| tool.name == name);
-                        let reason = if known { "invalid-arguments" } else { "unknown-tool" };
-                        audit.refused(Who::of(&context), &name, &arguments, reason).await;
-                    }
-                    return Err(refusal);
-                }
+        Box::pin(async move {
+            let stats = self.caller.shared.runner.stats().clone();
+            let mut traced = match request.request_state {
+                Some(_) => spans::follow_up(&context, stats),
+                None => spans::request("tools/call", &context, stats),
             };
-            let plan = checked.admitted(access::share(self.caller.shared.fairness.as_ref(), &context)?);
-            let speaks_tasks = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
-            match (plan.spec().tasks, speaks_tasks) {
-                (TaskSupport::Required, false) => {
-                    // The tool runs only as a task (SEP-2663): refused before it runs.
-                    audit.refused(Who::of(&context), &plan.spec().name, &plan.arguments, "needs-tasks").await;
-                    let tasks = ClientCapabilities::builder().enable_tasks().build();
-                    return Err(McpError::missing_required_client_capability(tasks));
+            let answer = async {
+                let tools = self.caller.shared.loaded_tools(&context.ct).await?;
+                let span = traced.span.clone();
+                if let Some(needed) = tools.scopes_of(&request.name) {
+                    // A tool the host serves: it names the span.
+                    traced.target(&request.name);
+                    // New calls and follow-ups alike (the HTTP layer answered 403
+                    // already where it could).
+                    if let Err(refusal) = access::check_scopes(&request.name, &needed, &context) {
+                        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+                        let audit = self.caller.shared.runner.stats().audit();
+                        audit
+                            .refused(Who::of(&context), &request.name, &arguments, Lacking::AUDIT_REASON)
+                            .await;
+                        return Err(refusal);
+                    }
                 }
-                // In rounds (2026-07-28, parked or sealed) the call becomes
-                // a task there, after the rounds of the questions it asks
-                // first; elsewhere it is a task from the start.
-                (TaskSupport::Optional | TaskSupport::Required, true)
-                    if !mode::rounds::speaks_in_rounds(&context) =>
-                {
-                    return mode::task::start(self, plan, &context, span).await;
+                if let Some(state) = request.request_state.take() {
+                    // A follow-up to a paused call (2026-07-28): it carries the answer.
+                    return mode::rounds::resume(self, &state, request, &context, span).await;
                 }
-                _ => {}
+                let audit = self.caller.shared.runner.stats().audit();
+                // Kept for the record of a refusal, only when there is an audit log.
+                let asked = audit.is_on().then(|| {
+                    (request.name.clone(), Value::Object(request.arguments.clone().unwrap_or_default()))
+                });
+                // Answers sent with a first call, before any question (2026-07-28).
+                let given = request.input_responses.take();
+                let checked = match tools.plan(request, &self.caller.shared.runner).await {
+                    Ok(checked) => checked,
+                    Err(refusal) => {
+                        if let Some((name, arguments)) = asked {
+                            let known = tools.listed().iter().any(|tool| tool.name == name);
+                            let reason = if known { "invalid-arguments" } else { "unknown-tool" };
+                            audit.refused(Who::of(&context), &name, &arguments, reason).await;
+                        }
+                        return Err(refusal);
+                    }
+                };
+                let plan = checked.admitted(access::share(self.caller.shared.fairness.as_ref(), &context)?);
+                let speaks_tasks = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
+                match (plan.spec().tasks, speaks_tasks) {
+                    (TaskSupport::Required, false) => {
+                        // The tool runs only as a task (SEP-2663): refused before it runs.
+                        audit
+                            .refused(Who::of(&context), &plan.spec().name, &plan.arguments, "needs-tasks")
+                            .await;
+                        let tasks = ClientCapabilities::builder().enable_tasks().build();
+                        return Err(McpError::missing_required_client_capability(tasks));
+                    }
+                    // In rounds (2026-07-28, parked or sealed) the call becomes
+                    // a task there, after the rounds of the questions it asks
+                    // first; elsewhere it is a task from the start.
+                    (TaskSupport::Optional | TaskSupport::Required, true)
+                        if !mode::rounds::speaks_in_rounds(&context) =>
+                    {
+                        return mode::task::start(self, plan, &context, span).await;
+                    }
+                    _ => {}
+                }
+                if mode::rounds::speaks_in_rounds(&context) {
+                    return mode::rounds::start(self, plan, &context, span, given).await;
+                }
+                mode::request::run(self, plan, &context, span).await
             }
-            if mode::rounds::speaks_in_rounds(&context) {
-                return mode::rounds::start(self, plan, &context, span, given).await;
-            }
-            mode::request::run(self, plan, &context, span).await
-        }
-        .await;
-        traced.ended(&answer, spans::is_tool_error);
-        answer
+            .await;
+            traced.ended(&answer, spans::is_tool_error);
+            answer
+        })
+        .await
     }
 
     async fn get_task(
@@ -417,9 +478,12 @@ impl ServerHandler for ToolServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let id = &request.task_id;
-        let allowed = |owner: &Owner| access::task_check(id, &context, owner);
-        Ok(GetTaskResult::new(self.calls(&context).tasks.get(id, &allowed).await?))
+        Box::pin(async move {
+            let id = &request.task_id;
+            let allowed = |owner: &Owner| access::task_check(id, &context, owner);
+            Ok(GetTaskResult::new(self.calls(&context).tasks.get(id, &allowed).await?))
+        })
+        .await
     }
 
     async fn update_task(
@@ -427,9 +491,12 @@ impl ServerHandler for ToolServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let id = &request.task_id;
-        let allowed = |owner: &Owner| access::task_check(id, &context, owner);
-        self.calls(&context).tasks.update(id, &allowed, request.input_responses).await
+        Box::pin(async move {
+            let id = &request.task_id;
+            let allowed = |owner: &Owner| access::task_check(id, &context, owner);
+            self.calls(&context).tasks.update(id, &allowed, request.input_responses).await
+        })
+        .await
     }
 
     async fn cancel_task(
@@ -437,12 +504,15 @@ impl ServerHandler for ToolServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        // The task's run watches for this and stops the call the usual way.
-        let id = &request.task_id;
-        let allowed = |owner: &Owner| access::task_check(id, &context, owner);
-        self.calls(&context).tasks.cancel(id, &allowed).await?;
-        self.caller.shared.runner.interrupt_guests();
-        Ok(())
+        Box::pin(async move {
+            // The task's run watches for this and stops the call the usual way.
+            let id = &request.task_id;
+            let allowed = |owner: &Owner| access::task_check(id, &context, owner);
+            self.calls(&context).tasks.cancel(id, &allowed).await?;
+            self.caller.shared.runner.interrupt_guests();
+            Ok(())
+        })
+        .await
     }
 }
 
@@ -457,4 +527,26 @@ fn uri_within_bounds(uri: &str) -> Result<(), McpError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future `handler` returns (never run: only its type).
+    fn future_size<'a, A, B, F: Future>(_handler: impl Fn(&'a ToolServer, A, B) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// rmcp holds the future of every request's answer inline in its own
+    /// and moves that whole (see the note on the impl): an answer that
+    /// stops being boxed makes every request, `tools/call` first, copy it.
+    #[test]
+    fn request_futures_stay_small() {
+        let request = future_size(<ToolServer as rmcp::Service<RoleServer>>::handle_request);
+        // rmcp's own state is 3 KiB of it.
+        assert!(request <= 4096, "rmcp's request future is {request} bytes: is an answer no longer boxed?");
+        let call = future_size(<ToolServer as ServerHandler>::call_tool);
+        assert!(call <= 512, "the tools/call answer's future is {call} bytes inline");
+    }
 }
