@@ -329,9 +329,16 @@ impl Handler {
         let (mut parts, body) = request.into_parts();
         // Before the body is read: a request without a valid token takes
         // nothing from the bodies' budget.
-        let caller = match callers::admit(self.gate.as_ref(), &mut parts, &self.sessions).await {
-            Ok(caller) => caller,
-            Err(refusal) => return refusal,
+        // The awaits of this future that are large are boxed: hyper keeps
+        // each request's future inline and moves it, so its size is copied
+        // for every request (rmcp's answer made it 18 KiB; now a few
+        // hundred bytes, `tests::a_requests_future_stays_small`).
+        let caller = match &self.gate {
+            None => None,
+            Some(gate) => match Box::pin(callers::admit(gate, &mut parts, &self.sessions)).await {
+                Ok(caller) => Some(caller),
+                Err(refusal) => return refusal,
+            },
         };
         let answering = (parts.method == http::Method::POST).then(|| self.answers.enter());
         let declared = parts
@@ -347,13 +354,13 @@ impl Handler {
             return refused;
         }
         if let Some(caller) = &caller
-            && let Some(forbidden) = caller.forbid(&self.tools, &body).await
+            && let Some(forbidden) = Box::pin(caller.forbid(&self.tools, &body)).await
         {
             return forbidden;
         }
         let new_session = !parts.headers.contains_key(callers::SESSION);
         let request = Request::from_parts(parts, Full::new(body.clone()));
-        let (response, refused) = watch_refusal(self.service.handle(request)).await;
+        let (response, refused) = watch_refusal(Box::pin(self.service.handle(request))).await;
         if refused {
             return busy_sessions(&body);
         }
@@ -388,4 +395,22 @@ pub(super) fn closing(mut response: Response<Body>) -> Response<Body> {
 fn busy_sessions(body: &Bytes) -> Response<Body> {
     let request = serde_json::from_slice::<serde_json::Value>(body).unwrap_or_default();
     probes::unavailable(&request, "server busy: every session (--max-sessions) is in use; try again later")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future `handle` returns (never run: only its type).
+    fn future_size<'a, A, F: Future>(_handle: impl Fn(&'a Handler, A) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// hyper holds each request's future inline and moves it; an await of
+    /// rmcp's answer, or of the gate, left unboxed makes it 18 KiB again.
+    #[test]
+    fn a_requests_future_stays_small() {
+        let size = future_size(Handler::handle);
+        assert!(size <= 2048, "a request's future is {size} bytes: is a large await no longer boxed?");
+    }
 }

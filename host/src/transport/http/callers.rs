@@ -28,15 +28,14 @@ pub(super) struct Caller<'a> {
     session: Option<http::HeaderValue>,
 }
 
-/// The caller of the request with `parts` (`None` without a gate), now
-/// riding in its extensions; or the answer that refuses it: `401` without
-/// a valid token, `404` for another caller's session.
+/// The caller of the request with `parts`, now riding in its extensions;
+/// or the answer that refuses it: `401` without a valid token, `404` for
+/// another caller's session.
 pub(super) async fn admit<'a>(
-    gate: Option<&'a Gate>,
+    gate: &'a Gate,
     parts: &mut http::request::Parts,
     sessions: &BoundedSessions,
-) -> Result<Option<Caller<'a>>, http::Response<Body>> {
-    let Some(gate) = gate else { return Ok(None) };
+) -> Result<Caller<'a>, http::Response<Body>> {
     let principal = match gate.admit(parts).await {
         Ok(principal) => principal,
         Err(refusal) => return Err(closing(refusal.map(|body| body.boxed()))),
@@ -49,7 +48,7 @@ pub(super) async fn admit<'a>(
     }
     // For the handlers, in the `http::request::Parts` rmcp hands them.
     parts.extensions.insert(principal.clone());
-    Ok(Some(Caller { gate, principal, session }))
+    Ok(Caller { gate, principal, session })
 }
 
 impl Caller<'_> {
