@@ -28,13 +28,14 @@ use crate::telemetry::spans;
 // Logging (`logging/setLevel`, the `logging` capability) is deprecated in
 // rmcp by SEP-2577, but every protocol version this host serves has it.
 //
-// Each request's answer is boxed (`Box::pin(async move { .. })`) but the
-// two smallest: rmcp runs every request in a future of its own that holds
-// the largest of these inline, and moves it (into its task, and again as
-// the task ends) whatever the method. Unboxed, that future was 13 KiB,
-// sized by `prompts/get` and `tools/call`, and copying it was 3 % of the
-// host's CPU under load (BENCHMARKS.md); boxed, the answers cost one
-// allocation each and the request future is rmcp's own state
+// Each request's answer is boxed (`Box::pin(async move { .. })`), but for
+// the two smallest (`logging/setLevel`, `resources/unsubscribe`): rmcp
+// runs every request in a future of its own that holds the largest of
+// these inline, and moves it (into its task, and again as the task ends)
+// whatever the method. Unboxed, that future was 13 KiB, sized by
+// `prompts/get` and `tools/call`; boxing them took `memmove` from 8.6 to
+// 5.9 % of the host's CPU under load (BENCHMARKS.md). Boxed, an answer
+// costs one allocation and the request future is rmcp's own state
 // (`request_futures_stay_small` below).
 #[allow(deprecated)]
 impl ServerHandler for ToolServer {
