@@ -40,7 +40,8 @@
 //! [`schema`] (schemas bounded at load, checks bounded at run time),
 //! [`engine`] and [`cache`] (the wasmtime engines, epoch ticker, compile
 //! cache) with [`tiering`] (cold components serve baseline code until their
-//! optimized code is compiled), [`limits`] (what a call may use, named in messages)
+//! optimized code is compiled) and [`code_pages`] (the code start-up and
+//! the optimizing compile ran once, unmapped when they are over), [`limits`] (what a call may use, named in messages)
 //! with [`json_size`] (sizes of JSON counted without writing it) and
 //! [`budget`] (the one ledger: host memory made for a guest or a client is
 //! charged to a budget before it is allocated),
@@ -74,6 +75,7 @@ mod cache;
 mod call;
 mod cancellation;
 pub mod cli;
+mod code_pages;
 mod component;
 mod config;
 pub mod contract;

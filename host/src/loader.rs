@@ -98,6 +98,8 @@ impl Loader {
             if !replaced {
                 return;
             }
+            // The compiler's code has nothing left to do until a reload.
+            crate::code_pages::unmap_run_once_code();
             // The baseline engine goes once no component or call holds it.
             let engine = baseline.code.engine().weak();
             drop(baseline);

@@ -76,6 +76,8 @@ async fn serve_with(
         // A component that cannot be loaded stops the host with its message.
         loaded = loading => loaded?,
     }
+    // What start-up ran once stops counting as the host's memory.
+    crate::code_pages::unmap_run_once_code();
     // Components loaded from baseline code get optimized code in the background.
     loader.spawn_optimize_all(&server);
     if limits.watch {
