@@ -18,9 +18,9 @@
 //! differ from the file, are left alone.
 //!
 //! Measured on a `dist` build serving the demo, after 20 000 `echo` calls at
-//! 32 in flight: 26.5 MiB resident before, 18.0 MiB with this (the code
-//! 15.1 → 7.9 MiB, the read-only data 3.0 → 1.5 MiB); calls a second the
-//! same. What is left of the code is what a call runs: one `echo` faults
+//! 32 in flight: 25.0 MiB resident before, 17.7 MiB with this (the code
+//! 13.9 → 8.0 MiB, the read-only data 2.8 → 1.4 MiB); calls a second and
+//! warm starts the same (BENCHMARKS.md). What is left of the code is what a call runs: one `echo` faults
 //! about 120 pages of the binary in, each with its 64 KiB around it.
 //!
 //! It runs when the components have loaded (`startup`), and again when a
