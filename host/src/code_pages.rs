@@ -23,6 +23,11 @@
 //! warm starts the same (BENCHMARKS.md). What is left of the code is what a call runs: one `echo` faults
 //! about 120 pages of the binary in, each with its 64 KiB around it.
 //!
+//! A breakpoint or uprobe set in the host's code before this runs is
+//! dropped with the mapping (the kernel put it in a private copy of the
+//! page, and the page comes back from the file): docs/operating.md tells
+//! whoever debugs the host to attach after the `debug` line below.
+//!
 //! It runs when the components have loaded (`startup`), and again when a
 //! component's optimized code replaced its baseline code (`loader`): the
 //! optimizing compiler, several MiB of code, then has nothing left to do

@@ -150,3 +150,22 @@ async fn idle_memory_returns_to_its_baseline_after_a_burst() {
         "idle RSS {idle} MiB, {after_burst} MiB right after the burst, baseline {baseline} MiB ({released} bytes released)"
     );
 }
+
+/// Once the components have loaded, the host stops mapping the code only
+/// start-up ran (`code_pages`): it says how much it let go, and calls run
+/// on, their code mapped again as they use it.
+#[tokio::test]
+async fn the_code_start_up_ran_is_unmapped_once_the_components_load() {
+    let host = Host::start(Start::new("demo", &[])).await;
+    let unmapped = host
+        .stderr
+        .wait_for_event("start-up's code unmapped", |e| e.message().starts_with("unmapped the code run once"))
+        .await;
+    let bytes = unmapped.u64("bytes").unwrap_or_default();
+    assert!(bytes > 1 << 20, "only {bytes} bytes of the binary's read-only segments unmapped: {unmapped}");
+    for text in ["after", "the unmapping"] {
+        let echo = host.call("echo", json!({ "text": text })).await.unwrap();
+        assert_eq!(text_of(&echo), text);
+    }
+    host.assert_clean_stdout();
+}

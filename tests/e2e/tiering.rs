@@ -60,6 +60,13 @@ async fn a_cold_python_component_serves_baseline_code_first_then_optimized_code(
 
     let swap = wait_for_swap(&host).await;
     assert_eq!(swap.str("tier"), Some("optimized"), "{swap}");
+    // The optimizing compiler's code is unmapped once its work is done,
+    // as start-up's was once the component loaded (`code_pages`).
+    host.stderr
+        .wait_for_events("start-up's and the compiler's code unmapped", 2, |e| {
+            e.message().starts_with("unmapped the code run once")
+        })
+        .await;
     let next = host.call("echo", json!({ "text": "next" })).await.unwrap();
     assert!(text_of(&next).contains("next"), "{next:?}");
     let ended = nth_call_ended(&host, "echo", 2).await;
