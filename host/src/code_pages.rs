@@ -20,8 +20,9 @@
 //! Measured on a `dist` build serving the demo, after 20 000 `echo` calls at
 //! 32 in flight: 25.0 MiB resident before, 17.7 MiB with this (the code
 //! 13.9 → 8.0 MiB, the read-only data 2.8 → 1.4 MiB); calls a second and
-//! warm starts the same (BENCHMARKS.md). What is left of the code is what a call runs: one `echo` faults
-//! about 120 pages of the binary in, each with its 64 KiB around it.
+//! warm starts the same (BENCHMARKS.md). What is left of the code is what
+//! a call runs: one `echo` faults about 120 pages of the binary in, each
+//! with its 64 KiB around it.
 //!
 //! A breakpoint or uprobe set in the host's code before this runs is
 //! dropped with the mapping (the kernel put it in a private copy of the
