@@ -124,6 +124,14 @@ first-minutes:
 bench: (setup "--with-node") guests
     cargo bench --profile dist -p mcp-wasm-host --bench wire
 
+# Remake host/link-order.txt, the order lld lays the host's code out in
+# (host/build.rs), from a profile of the shipped build serving `echo` calls.
+# Needs perf (Debian: apt-get install linux-perf). Then rebuild and measure
+# (`just bench`): the file changes the binary, not the source.
+link-order: demo
+    cargo build --profile dist -p mcp-wasm-host --bin mcp-wasm-host 1>&2
+    scripts/link_order.py target/dist/mcp-wasm-host target/guests/demo.wasm host/link-order.txt
+
 # Build the demo with cargo-component itself (pinned 0.21.1; installing it takes 10-25 min):
 # the SDK's bindings and exports work under cargo-component too.
 guest-with-cargo-component: install-cargo-component
