@@ -4,7 +4,7 @@
 //! kernel maps a faulted page with the 64 KiB around it: a Rust `echo` kept
 //! 8 MiB of the binary resident. `link-order.txt` lists the functions an
 //! `echo` burst sampled, hottest first (`just link-order` remakes it), and
-//! lld places them together, so the same burst keeps under 5 MiB of code
+//! lld places them together, so the same burst keeps 4 MiB of code
 //! resident (BENCHMARKS.md). The names are v0 symbols (.cargo/config.toml),
 //! which stay put across source changes; a name the build no longer has is
 //! skipped silently, so a stale file costs only the saving.
