@@ -41,10 +41,8 @@ fn wants_link_order() -> bool {
         return false;
     }
     let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let swaps_linker = flags.split('\x1f').any(|flag| {
-        ["linker", "link-self-contained", "fuse-ld"]
-            .iter()
-            .any(|word| flag.contains(word))
-    });
+    let swaps_linker = flags
+        .split('\x1f')
+        .any(|flag| ["linker", "link-self-contained", "fuse-ld"].iter().any(|word| flag.contains(word)));
     !swaps_linker
 }
