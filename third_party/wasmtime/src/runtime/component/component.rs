@@ -99,6 +99,13 @@ struct ComponentInner {
 
     /// The checksum of the source binary from which the module was compiled.
     checksum: WasmChecksum,
+
+    /// Patched (PATCH.md, "Trampolines found once"): where each trampoline's
+    /// two entry points are in the text section, found here once instead of
+    /// by two searches of `index` per trampoline on every instantiation.
+    /// `None` where `index` lacks one; `trampoline_ptrs` then takes the
+    /// original path.
+    trampoline_locs: PrimaryMap<TrampolineIndex, Option<(FunctionLoc, FunctionLoc)>>,
 }
 
 impl fmt::Debug for Component {
@@ -471,6 +478,20 @@ impl Component {
             [ValType::I32],
         ));
 
+        let trampoline_locs = info
+            .component
+            .trampolines
+            .keys()
+            .map(|trampoline| {
+                let loc = |abi| {
+                    index
+                        .func_loc(FuncKey::ComponentTrampoline(abi, trampoline))
+                        .copied()
+                };
+                Some((loc(Abi::Wasm)?, loc(Abi::Array)?))
+            })
+            .collect();
+
         Ok(Component {
             inner: Arc::new(ComponentInner {
                 id: CompiledModuleId::new(),
@@ -482,6 +503,7 @@ impl Component {
                 index,
                 realloc_func_type,
                 checksum,
+                trampoline_locs,
             }),
         })
     }
@@ -518,6 +540,12 @@ impl Component {
     }
 
     pub(crate) fn trampoline_ptrs(&self, index: TrampolineIndex) -> AllCallFuncPointers {
+        if let Some((wasm, array)) = &self.inner.trampoline_locs[index] {
+            return AllCallFuncPointers {
+                wasm_call: self.func_loc_to_pointer(wasm).cast(),
+                array_call: self.func_loc_to_pointer(array).cast(),
+            };
+        }
         let wasm_call = self
             .store_invariant_func(FuncKey::ComponentTrampoline(Abi::Wasm, index))
             .unwrap()
