@@ -46,13 +46,14 @@ def main():
         ).stdout
 
     # Lines read `  12.34%  [.] name`: perf sorts them hottest first.
-    order = []
+    # A dict keeps the first (hottest) place of a name perf lists twice.
+    order = {}
     for line in report.splitlines():
         parts = line.split(None, 2)
         if len(parts) == 3 and parts[0].endswith("%") and parts[1] == "[.]":
             name = parts[2].strip()
-            if name in symbols and name not in order:
-                order.append(name)
+            if name in symbols:
+                order.setdefault(name, None)
     if len(order) < 50:
         fail(f"only {len(order)} of the binary's functions were sampled; is perf allowed "
              "to read this process (kernel.perf_event_paranoid)?")
