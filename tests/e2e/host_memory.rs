@@ -55,7 +55,11 @@ async fn ended_calls_give_their_memory_back() {
 /// the holders are stopped a 200 MiB call fits again.
 #[tokio::test]
 async fn calls_together_share_one_memory_budget() {
-    let host = Host::start(hostile(&["--max-total-memory", "700MiB"])).await;
+    // `--fuel 0`: a holder spins until it is cancelled. With the default
+    // fuel the first holder could burn its 10 billion units while a busy
+    // machine was still starting the third, and end: its 200 MiB then made
+    // room for the call that must be refused.
+    let host = Host::start(hostile(&["--max-total-memory", "700MiB", "--fuel", "0"])).await;
     let baseline = rss_mib(&host);
     let mut holders = Vec::new();
     for _ in 0..3 {
