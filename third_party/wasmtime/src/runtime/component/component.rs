@@ -103,8 +103,8 @@ struct ComponentInner {
     /// Patched (PATCH.md, "Trampolines found once"): where each trampoline's
     /// two entry points are in the text section, found here once instead of
     /// by two searches of `index` per trampoline on every instantiation.
-    /// `None` where `index` lacks one; `trampoline_ptrs` then takes the
-    /// original path.
+    /// `None` where `index` lacks one, which `trampoline_ptrs` reports as
+    /// 48.0.8 did: a panic.
     trampoline_locs: PrimaryMap<TrampolineIndex, Option<(FunctionLoc, FunctionLoc)>>,
 }
 
@@ -540,23 +540,14 @@ impl Component {
     }
 
     pub(crate) fn trampoline_ptrs(&self, index: TrampolineIndex) -> AllCallFuncPointers {
-        if let Some((wasm, array)) = &self.inner.trampoline_locs[index] {
-            return AllCallFuncPointers {
-                wasm_call: self.func_loc_to_pointer(wasm).cast(),
-                array_call: self.func_loc_to_pointer(array).cast(),
-            };
-        }
-        let wasm_call = self
-            .store_invariant_func(FuncKey::ComponentTrampoline(Abi::Wasm, index))
-            .unwrap()
-            .cast();
-        let array_call = self
-            .store_invariant_func(FuncKey::ComponentTrampoline(Abi::Array, index))
-            .unwrap()
-            .cast();
+        // Patched: read from `trampoline_locs`. A location missing there is
+        // missing from `index` too, where 48.0.8's lookup unwrapped it.
+        let (wasm, array) = self.inner.trampoline_locs[index]
+            .as_ref()
+            .expect("a compiled component locates both entry points of each trampoline");
         AllCallFuncPointers {
-            wasm_call,
-            array_call,
+            wasm_call: self.func_loc_to_pointer(wasm).cast(),
+            array_call: self.func_loc_to_pointer(array).cast(),
         }
     }
 
