@@ -30,6 +30,9 @@ def main():
         fail("usage: link_order.py BINARY DEMO.wasm OUT [SECONDS]")
     binary, demo, out = sys.argv[1:4]
     seconds = float(sys.argv[4]) if len(sys.argv) == 5 else 8.0
+    for path in (binary, demo):
+        if not os.path.isfile(path):
+            fail(f"no file at {path} (`just link-order` builds both)")
     if shutil.which("perf") is None:
         fail("needs perf (Debian: apt-get install linux-perf)")
     symbols = defined_functions(binary)
