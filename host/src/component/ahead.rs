@@ -8,6 +8,10 @@
 //! keeps one instance of it made ahead: the next
 //! call takes it, and the one after is made on the guest pool meanwhile,
 //! off the call's path. A cleanup after a stopped call takes one too.
+//! Instances made ahead are timed like the ones calls make, so a component
+//! goes back to making its own once they turn out cheap: a Rust tool's first
+//! instance, made cold, can take 100 µs, and making the next ones ahead
+//! would then cost every call two thread hand-offs for ~15 µs of work.
 //!
 //! It is still a fresh instance per call. It has never run guest code
 //! other than its own start functions, its store was made for the
@@ -95,7 +99,7 @@ impl Ahead {
             let mut slot = self.lock();
             match (slot.ready.take(), slot.making.clone()) {
                 (Some(made), _) => {
-                    slot.making = make(Arc::downgrade(&self.0), component, guests);
+                    slot.making = slot.next(&self.0, component, guests);
                     return Some(made.guest);
                 }
                 (None, Some(done)) if !slot.awaited => {
@@ -104,9 +108,7 @@ impl Ahead {
                 }
                 (None, Some(_)) => return None,
                 (None, None) => {
-                    if slot.typical.is_some_and(|typical| typical >= WORTH_MAKING_AHEAD) {
-                        slot.making = make(Arc::downgrade(&self.0), component, guests);
-                    }
+                    slot.making = slot.next(&self.0, component, guests);
                     return None;
                 }
             }
@@ -117,12 +119,12 @@ impl Ahead {
         let mut slot = self.lock();
         slot.awaited = false;
         let made = slot.ready.take()?;
-        slot.making = make(Arc::downgrade(&self.0), component, guests);
+        slot.making = slot.next(&self.0, component, guests);
         Some(made.guest)
     }
 
-    /// A call made its own instance, in `took`: whether later calls' are
-    /// worth making ahead.
+    /// A call's instance took `took` to make (by the call or ahead of it):
+    /// whether later calls' are worth making ahead.
     pub fn note_instantiation(&self, took: Duration) {
         let mut slot = self.lock();
         slot.typical = Some(smoothed(slot.typical, took));
@@ -130,6 +132,21 @@ impl Ahead {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Slot {
+    /// Starts making the next instance ahead, if instances of this
+    /// component are slow enough to make for that to pay; the receiver to
+    /// wait on, as for [`make`].
+    fn next(
+        &self,
+        slot: &Arc<Mutex<Slot>>,
+        component: &ToolComponent,
+        guests: &GuestPool,
+    ) -> Option<watch::Receiver<bool>> {
+        let worth = self.typical.is_some_and(|typical| typical >= WORTH_MAKING_AHEAD);
+        worth.then(|| make(Arc::downgrade(slot), component, guests)).flatten()
     }
 }
 

@@ -5,12 +5,14 @@
 //! wrote (`PAGEMAP_SCAN`) and the image is copied back over them. For a
 //! Rust tool that is a few microseconds, less than handing the store to
 //! another thread; for an interpreter it is a fifth of a call (CPython and
-//! SpiderMonkey here). So calls time the drops they do themselves, and once
-//! a component's typical drop takes [`WORTH_DROPPING_BEHIND`] or more, its
-//! stores are dropped on the guest pool, after the response. What the call
-//! held is closed before its response either way (`Sandbox::release`).
+//! SpiderMonkey here). So every drop is timed, and while a component's
+//! typical drop takes [`WORTH_DROPPING_BEHIND`] or more, its stores are
+//! dropped on the guest pool, after the response. Drops on the pool are
+//! timed too, so a component whose first drops were slow (cold pages) goes
+//! back to dropping its own once they are cheap. What the call held is
+//! closed before its response either way (`Sandbox::release`).
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::ahead::smoothed;
@@ -19,8 +21,10 @@ use crate::sandbox::guest_pool::{GuestPool, StartTurn};
 /// How a component's stores are dropped: empty until a call has timed one.
 #[derive(Default)]
 pub struct Behind {
-    /// How long the drops calls did themselves took, smoothed.
-    typical: Mutex<Option<Duration>>,
+    /// How long its stores took to drop, smoothed: every drop is timed,
+    /// on the pool too, so a component whose first (cold) drops were slow
+    /// goes back to dropping its stores itself once they are cheap.
+    typical: Arc<Mutex<Option<Duration>>>,
 }
 
 /// A store that takes less than this to drop is dropped by its call.
@@ -28,21 +32,77 @@ const WORTH_DROPPING_BEHIND: Duration = Duration::from_micros(30);
 
 impl Behind {
     /// Drops `store`, a released call's store (with what counts it live):
-    /// here and timed, or on `guests` when this component's drops are slow.
-    /// `turn` is the call's turn to start (see `GuestPool::drop_behind`).
+    /// here, or on `guests` when this component's drops are slow; timed
+    /// either way. `turn` is the call's turn to start (see
+    /// `GuestPool::drop_behind`).
     pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool, turn: &StartTurn) {
-        let typical = *self.lock();
+        let typical = *lock(&self.typical);
         if typical.is_some_and(|typical| typical >= WORTH_DROPPING_BEHIND) {
-            guests.drop_behind(store, turn);
-            return;
+            let typical = self.typical.clone();
+            guests.drop_behind(move || timed_drop(store, &typical), turn);
+        } else {
+            timed_drop(store, &self.typical);
         }
-        let started = Instant::now();
-        drop(store);
-        let mut typical = self.lock();
-        *typical = Some(smoothed(*typical, started.elapsed()));
+    }
+}
+
+/// Drops `store` and counts how long that took into `typical`.
+fn timed_drop<S>(store: S, typical: &Mutex<Option<Duration>>) {
+    let started = Instant::now();
+    drop(store);
+    let took = started.elapsed();
+    let mut typical = lock(typical);
+    *typical = Some(smoothed(*typical, took));
+}
+
+fn lock(typical: &Mutex<Option<Duration>>) -> MutexGuard<'_, Option<Duration>> {
+    typical.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Epochs;
+    use std::sync::mpsc;
+    use std::thread;
+
+    /// A store stand-in: takes `takes` to drop, then says on which thread.
+    struct Store {
+        takes: Duration,
+        dropped: mpsc::Sender<Option<String>>,
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Duration>> {
-        self.typical.lock().unwrap_or_else(PoisonError::into_inner)
+    impl Drop for Store {
+        fn drop(&mut self) {
+            thread::sleep(self.takes);
+            let _ = self.dropped.send(thread::current().name().map(String::from));
+        }
+    }
+
+    /// Drops that turned slow go behind, and once they are cheap again —
+    /// timed on the pool too — the calls drop their stores themselves: a
+    /// few slow first drops (a cold slot) do not send every later one to
+    /// another thread.
+    #[test]
+    fn drops_go_behind_while_they_are_slow_and_come_back_once_cheap() {
+        let engine = wasmtime::Engine::default();
+        let guests = GuestPool::start(&Epochs::new(&engine)).unwrap();
+        let here = thread::current().name().map(String::from);
+        let behind = Behind::default();
+        let (dropped, on) = mpsc::channel();
+        let drop_one = |takes: Duration| {
+            let turn = guests.try_start_turn().expect("no call is starting");
+            behind.drop_store(Store { takes, dropped: dropped.clone() }, &guests, &turn);
+            drop(turn);
+            on.recv_timeout(Duration::from_secs(10)).expect("the store was dropped")
+        };
+
+        assert_eq!(drop_one(Duration::from_millis(2)), here, "the first drop is the call's own");
+        let slow = drop_one(Duration::ZERO);
+        assert!(slow.as_deref().is_some_and(|name| name.starts_with("guest-")), "{slow:?}");
+        // 2 ms smoothed by 3/4 a drop falls under 30 µs within 15 cheap
+        // ones; from then on the calls drop their own.
+        let places: Vec<_> = (0..30).map(|_| drop_one(Duration::ZERO)).collect();
+        assert!(places[25..].iter().all(|place| *place == here), "{places:?}");
     }
 }

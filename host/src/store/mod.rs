@@ -9,7 +9,7 @@
 //! `mcp:tool/cancellation` the table, `mcp:tool/client` the channel — so no
 //! interface's host code reaches into another's state.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -27,6 +27,7 @@ use crate::operation::Operation;
 use crate::plain::PlainCode;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::{self, Sandbox, SandboxView, StoreBudget};
+use crate::stats::Stats;
 use crate::wit::{self, CancellationCtxView, CancellationView, ClientCtxView, ClientView};
 
 mod exports;
@@ -112,6 +113,11 @@ pub fn host_linker(engine: &Engine) -> Result<Linker<CallState>> {
     Ok(linker)
 }
 
+/// What a store made ahead counts into until a call takes it ([`Guest::bind`]
+/// swaps its channel): one for the process, since a `Stats` is a whole
+/// metrics registry, too much to build for every instance.
+static UNBOUND_STATS: LazyLock<Arc<Stats>> = LazyLock::new(Arc::default);
+
 /// A component's exports, run in a fresh store: every run of guest code —
 /// listing tools, a call, a cleanup — starts here.
 pub struct Guest {
@@ -119,7 +125,9 @@ pub struct Guest {
     code: Code,
     /// The instance, when it was made ahead of the call (`component::ahead`).
     ready: Option<Instance>,
-    /// How long making the instance took, when the call made it.
+    /// How long making the instance took, whether the call made it or it
+    /// was made ahead: `component::ahead` keeps timing both, so a component
+    /// stops being made ahead once its instances turn out cheap to make.
     instantiated_in: Option<Duration>,
 }
 
@@ -149,10 +157,12 @@ impl Guest {
     ///
     /// [`bind`]: Guest::bind
     pub async fn ahead(code: &Code, grants: &Grants, budget: &StoreBudget) -> Result<Self> {
-        let channel = CallChannel::detached(Arc::default());
+        let channel = CallChannel::detached(UNBOUND_STATS.clone());
         let mut guest =
             Guest::new(code, grants, budget, CallCancellation::new(), Arc::from("ahead"), channel)?;
+        let started = Instant::now();
         guest.ready = Some(guest.instantiate().await?);
+        guest.instantiated_in = Some(started.elapsed());
         Ok(guest)
     }
 

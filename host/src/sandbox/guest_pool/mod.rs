@@ -183,29 +183,29 @@ impl GuestPool {
         true
     }
 
-    /// Drops `store` on the pool, after its call's response, when no other
-    /// call is starting: for a big guest, dropping a store is mostly
-    /// resetting its memory slot for the next instance, a kernel scan of the
-    /// guest's whole memory plus a copy of what it wrote (a fifth of a
-    /// Python `echo`). That helps only while a thread is free for it; with
-    /// calls waiting to start it would only move the work and keep the slot
-    /// longer (a burst then holds more slots at once), so the store is
-    /// dropped here, as it is past [`BEHIND`] waiting or while the pool
-    /// shuts down.
+    /// Runs `drop_store` (which drops a call's store) on the pool, after
+    /// its call's response, when no other call is starting: for a big
+    /// guest, dropping a store is mostly resetting its memory slot for the
+    /// next instance, a kernel scan of the guest's whole memory plus a copy
+    /// of what it wrote (a fifth of a Python `echo`). That helps only while
+    /// a thread is free for it; with calls waiting to start it would only
+    /// move the work and keep the slot longer (a burst then holds more
+    /// slots at once), so the store is dropped here, as it is past
+    /// [`BEHIND`] waiting or while the pool shuts down.
     /// `turn` is the dropping call's own, if it still holds it: that one
     /// does not make the pool busy.
-    pub fn drop_behind<S: Send + 'static>(&self, store: S, turn: &StartTurn) {
+    pub fn drop_behind(&self, drop_store: impl FnOnce() + Send + 'static, turn: &StartTurn) {
         let own = usize::from(turn.is_held());
         let idle = self.starting.available_permits() + own == self.turns;
         let place = idle.then(|| self.behind.clone().try_acquire_owned().ok()).flatten();
         match (&self.runtime, place) {
             (Some(runtime), Some(place)) => {
                 runtime.spawn(async move {
-                    drop(store);
+                    drop_store();
                     drop(place);
                 });
             }
-            _ => drop(store),
+            _ => drop_store(),
         }
     }
 }
