@@ -492,18 +492,20 @@ impl ModuleAffinityIndexAllocator {
     /// acquisition per shard to reduce contention when a decommit-queue
     /// flush returns a whole batch of slots at once.
     pub(crate) fn free_many(&self, items: impl IntoIterator<Item = (SlotId, usize)>) {
-        let mut per_shard: smallvec::SmallVec<[smallvec::SmallVec<[(SlotId, usize); 8]>; 16]> =
-            (0..self.shards.len()).map(|_| Default::default()).collect();
-        for (index, bytes_resident) in items {
-            let (shard, local) = self.shard_of(index);
-            per_shard[shard.index()].push((local, bytes_resident));
-        }
-        for (shard, items) in per_shard.into_iter().enumerate() {
-            if items.is_empty() {
-                continue;
-            }
-            let mut inner = self.shard(ShardId::from_index(shard)).lock().unwrap();
-            for (local, bytes_resident) in items {
+        // One flat buffer sorted by shard (stably: a shard's slots are freed
+        // in the order given), each run freed under one lock. A buffer per
+        // shard had a 2 KiB inline array, built and copied on every free.
+        let mut items: smallvec::SmallVec<[(ShardId, SlotId, usize); 8]> = items
+            .into_iter()
+            .map(|(index, bytes_resident)| {
+                let (shard, local) = self.shard_of(index);
+                (shard, local, bytes_resident)
+            })
+            .collect();
+        items.sort_by_key(|(shard, ..)| shard.index());
+        for run in items.chunk_by(|a, b| a.0 == b.0) {
+            let mut inner = self.shard(run[0].0).lock().unwrap();
+            for &(_, local, bytes_resident) in run {
                 Self::free_locked(&mut inner, local, bytes_resident);
             }
         }
