@@ -160,9 +160,7 @@ impl Guest {
         let channel = CallChannel::detached(UNBOUND_STATS.clone());
         let mut guest =
             Guest::new(code, grants, budget, CallCancellation::new(), Arc::from("ahead"), channel)?;
-        let started = Instant::now();
         guest.ready = Some(guest.instantiate().await?);
-        guest.instantiated_in = Some(started.elapsed());
         Ok(guest)
     }
 
@@ -189,17 +187,18 @@ impl Guest {
         if let Some(instance) = self.ready.take() {
             return Ok(instance);
         }
-        let started = Instant::now();
-        let instance = self.instantiate().await?;
-        self.instantiated_in = Some(started.elapsed());
-        Ok(instance)
+        self.instantiate().await
     }
 
+    /// A new instance in this store, timed ([`Guest::instantiated_in`]).
     async fn instantiate(&mut self) -> wasmtime::Result<Instance> {
-        Ok(match &self.code {
+        let started = Instant::now();
+        let instance = match &self.code {
             Code::Contract(code) => Instance::Contract(code.pre.instantiate_async(&mut self.store).await?),
             Code::Plain(plain) => Instance::Plain(plain.pre.instantiate_async(&mut self.store).await?),
-        })
+        };
+        self.instantiated_in = Some(started.elapsed());
+        Ok(instance)
     }
 
     /// A new instance of a contract component, with its code.
@@ -210,8 +209,8 @@ impl Guest {
         }
     }
 
-    /// How long this store took to make its instance, if it made one (not
-    /// one made ahead).
+    /// How long this store took to make its instance (by its call or ahead
+    /// of it), if it made one.
     pub fn instantiated_in(&self) -> Option<Duration> {
         self.instantiated_in
     }
