@@ -57,9 +57,8 @@ struct Slot {
     making: Option<watch::Receiver<bool>>,
     /// A call waits for it (only one does: the instance serves one call).
     awaited: bool,
-    /// How long the instances calls made themselves took, smoothed (one
-    /// slow instantiation after an idle spell does not flip the choice).
-    typical: Option<Duration>,
+    /// How long its instances took to make, by their calls or ahead.
+    typical: Typical,
 }
 
 struct Made {
@@ -127,7 +126,7 @@ impl Ahead {
     /// whether later calls' are worth making ahead.
     pub fn note_instantiation(&self, took: Duration) {
         let mut slot = self.lock();
-        slot.typical = Some(smoothed(slot.typical, took));
+        slot.typical.note(took);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
@@ -145,16 +144,29 @@ impl Slot {
         component: &ToolComponent,
         guests: &GuestPool,
     ) -> Option<watch::Receiver<bool>> {
-        let worth = self.typical.is_some_and(|typical| typical >= WORTH_MAKING_AHEAD);
+        let worth = self.typical.at_least(WORTH_MAKING_AHEAD);
         worth.then(|| make(Arc::downgrade(slot), component, guests)).flatten()
     }
 }
 
-/// `typical` updated with a new measurement, `took`: an exponential moving
-/// average weighing the newest by 1/4, so one slow case after an idle spell
-/// does not flip a choice made on it.
-pub(super) fn smoothed(typical: Option<Duration>, took: Duration) -> Duration {
-    typical.map_or(took, |typical| (typical * 3 + took) / 4)
+/// How long something a component's calls do typically takes (making an
+/// instance, dropping a store): an exponential moving average weighing the
+/// newest measurement by 1/4, so one slow case after an idle spell does not
+/// flip a choice made on it. Empty until the first measurement.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Typical(Option<Duration>);
+
+impl Typical {
+    /// Counts a new measurement, `took`, in.
+    pub(super) fn note(&mut self, took: Duration) {
+        self.0 = Some(self.0.map_or(took, |typical| (typical * 3 + took) / 4));
+    }
+
+    /// Whether it typically takes `bound` or more (false before any
+    /// measurement).
+    pub(super) fn at_least(self, bound: Duration) -> bool {
+        self.0.is_some_and(|typical| typical >= bound)
+    }
 }
 
 /// Starts making an instance of `component` into `slot`; `None` if every

@@ -15,7 +15,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::ahead::smoothed;
+use super::ahead::Typical;
 use crate::sandbox::guest_pool::{GuestPool, StartTurn};
 
 /// How a component's stores are dropped: empty until a call has timed one.
@@ -24,7 +24,7 @@ pub struct Behind {
     /// How long its stores took to drop, smoothed: every drop is timed,
     /// on the pool too, so a component whose first (cold) drops were slow
     /// goes back to dropping its stores itself once they are cheap.
-    typical: Arc<Mutex<Option<Duration>>>,
+    typical: Arc<Mutex<Typical>>,
 }
 
 /// A store that takes less than this to drop is dropped by its call.
@@ -36,8 +36,7 @@ impl Behind {
     /// either way. `turn` is the call's turn to start (see
     /// `GuestPool::drop_behind`).
     pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool, turn: &StartTurn) {
-        let typical = *lock(&self.typical);
-        if typical.is_some_and(|typical| typical >= WORTH_DROPPING_BEHIND) {
+        if lock(&self.typical).at_least(WORTH_DROPPING_BEHIND) {
             let typical = self.typical.clone();
             guests.drop_behind(move || timed_drop(store, &typical), turn);
         } else {
@@ -47,15 +46,14 @@ impl Behind {
 }
 
 /// Drops `store` and counts how long that took into `typical`.
-fn timed_drop<S>(store: S, typical: &Mutex<Option<Duration>>) {
+fn timed_drop<S>(store: S, typical: &Mutex<Typical>) {
     let started = Instant::now();
     drop(store);
     let took = started.elapsed();
-    let mut typical = lock(typical);
-    *typical = Some(smoothed(*typical, took));
+    lock(typical).note(took);
 }
 
-fn lock(typical: &Mutex<Option<Duration>>) -> MutexGuard<'_, Option<Duration>> {
+fn lock(typical: &Mutex<Typical>) -> MutexGuard<'_, Typical> {
     typical.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
