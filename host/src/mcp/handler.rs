@@ -146,7 +146,7 @@ impl ServerHandler for ToolServer {
     ) -> Result<GetSkillResult, McpError> {
         Box::pin(async move {
             let span = spans::request("skills/get", &context, self.caller.shared.runner.stats().clone());
-            spans::resource(&span, &request.uri);
+            span.span.resource(&request.uri);
             spans::traced(span, async {
                 uri_within_bounds(&request.uri)?;
                 let got = self.get_offered_skill(&request.uri, &context).await?;
@@ -168,7 +168,7 @@ impl ServerHandler for ToolServer {
                 &context,
                 self.caller.shared.runner.stats().clone(),
             );
-            spans::resource(&span, &request.uri);
+            span.span.resource(&request.uri);
             spans::traced(span, async {
                 uri_within_bounds(&request.uri)?;
                 let children = self.read_skill_directory(&request.uri, &context).await?;
@@ -208,7 +208,7 @@ impl ServerHandler for ToolServer {
     ) -> Result<ReadResourceResponse, McpError> {
         Box::pin(async move {
             let span = spans::request("resources/read", &context, self.caller.shared.runner.stats().clone());
-            spans::resource(&span, &request.uri);
+            span.span.resource(&request.uri);
             spans::traced(span, async {
                 uri_within_bounds(&request.uri)?;
                 if request.uri.starts_with(crate::component::HOST_SCHEME) {
@@ -230,7 +230,7 @@ impl ServerHandler for ToolServer {
         Box::pin(async move {
             let span =
                 spans::request("resources/subscribe", &context, self.caller.shared.runner.stats().clone());
-            spans::resource(&span, &request.uri);
+            span.span.resource(&request.uri);
             spans::traced(span, async {
                 uri_within_bounds(&request.uri)?;
                 let tools = self.caller.shared.loaded_tools(&context.ct).await?;
@@ -344,9 +344,10 @@ impl ServerHandler for ToolServer {
             }
             // A failed load ends inside the span too: it is an error the span
             // and the duration metric record.
+            let scope = span.span.clone();
             spans::traced(span, async {
                 tools?;
-                self.get_offered(request, &context).await
+                self.get_offered(request, &context, scope).await
             })
             .await
         })

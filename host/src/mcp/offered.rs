@@ -27,6 +27,7 @@ use crate::contract::completion_export::{CompletionRequest, Reference as GuestRe
 use crate::contract::types::{CallError, CallResult, Content};
 use crate::log_text::escaped_to;
 use crate::operation::Operation;
+use crate::telemetry::spans::RequestSpan;
 
 /// The most bytes of a guest's error message passed on to the client.
 const MAX_MESSAGE: usize = 4 << 10;
@@ -66,11 +67,11 @@ impl ToolServer {
         &self,
         mut request: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
+        span: RequestSpan,
     ) -> Result<GetPromptResponse, McpError> {
         let run = self.prompt_run(&request, context).await?;
         // On 2026-07-28 a prompt that asks the user pauses like a tool call.
         if mode::rounds::speaks_in_rounds(context) {
-            let span = tracing::Span::current();
             return match request.request_state.take() {
                 Some(state) => {
                     mode::rounds::resume_prompt(self, &state, &mut request, run, context, span).await

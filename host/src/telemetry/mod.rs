@@ -39,6 +39,10 @@ use tracing_subscriber::registry::LookupSpan;
 /// Whether spans are exported (set once, at start).
 static ON: OnceLock<bool> = OnceLock::new();
 
+/// The tracer the spans made with the OpenTelemetry API start from (a
+/// request's own, see [`spans`]), when spans are exported.
+static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
+
 /// How long the host waits at exit for the last spans to be exported.
 const FLUSH_AT_EXIT: Duration = Duration::from_secs(2);
 
@@ -69,6 +73,11 @@ pub struct Telemetry {
 /// Whether tracing is on.
 pub fn is_on() -> bool {
     ON.get().copied().unwrap_or(false)
+}
+
+/// The tracer, when spans are exported.
+fn tracer() -> Option<&'static opentelemetry_sdk::trace::SdkTracer> {
+    TRACER.get()
 }
 
 /// How spans travel to the collector.
@@ -211,14 +220,17 @@ where
     opentelemetry::global::set_text_map_propagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
     );
+    let _ = TRACER.set(tracer.clone());
     let _ = ON.set(true);
     // Only the host's own spans (the request and what it runs) and the
     // tools' log records and output (escaped and bounded as in the log),
     // which become events of their call's guest span; whatever RUST_LOG
     // lets into the log.
-    // The `call ended` line is not (see [`CALL_RECORD`]).
+    // The `call ended` line is not (see [`CALL_RECORD`]), nor the request's
+    // log span: its exported span is made with the API (`spans`).
     let only_ours = tracing_subscriber::filter::Targets::new()
         .with_target("mcp_wasm_host", tracing::Level::INFO)
+        .with_target(spans::REQUEST_LOG, tracing_subscriber::filter::LevelFilter::OFF)
         .with_target(CALL_RECORD, tracing::Level::WARN)
         .with_target("tool", tracing::Level::INFO);
     // What the layer does by default on every span and on every poll of

@@ -8,36 +8,50 @@
 //! when there was one, the guest run, the forced stop, the cleanup) are
 //! the host's `tracing` spans inside it.
 //!
-//! The span's `trace_id` and `span_id` fields put the trace and the
+//! The request's own span is made with the OpenTelemetry API, not through
+//! the `tracing` bridge: it is the one span every request has, and through
+//! the bridge it cost a call about 4 µs of the host's CPU when traces were
+//! exported (the span's builder filled field by field, its ids written for
+//! the log, the registry's and both layers' filters on each step) and
+//! about as much when they were sampled out (BENCHMARKS.md). The log keeps
+//! a `tracing` span of the same name and fields ([`RequestSpan::log`]),
+//! which the bridge never sees ([`REQUEST_LOG`]); the bridged children find
+//! their parent in the OpenTelemetry context the request's futures carry
+//! ([`RequestSpan::within`]).
+//!
+//! The log span's `trace_id` and `span_id` fields put the trace and the
 //! request's span on every log line of the request, in JSON and in text.
 //!
 //! When a request ends, its `mcp.server.operation.duration` is recorded in
 //! `/metrics` whether or not traces are exported.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use opentelemetry::trace::TraceContextExt as _;
+use opentelemetry::context::FutureExt as _;
+use opentelemetry::trace::{SpanBuilder, SpanContext, SpanKind, Status, TraceContextExt as _, Tracer as _};
+use opentelemetry::{Context, KeyValue};
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tracing::Instrument as _;
 use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use crate::log_text::escaped;
 use crate::metrics::McpOperation;
 use crate::stats::Stats;
+
+/// The target of a request's log span (its module's, as by default), which
+/// the bridge to OpenTelemetry leaves out: the exported span is made here.
+pub const REQUEST_LOG: &str = module_path!();
 
 /// One MCP request being answered: its span, and what its
 /// `mcp.server.operation.duration` is recorded with when it [`ends`].
 ///
 /// [`ends`]: Request::ended
 pub struct Request {
-    /// The request's server span.
-    pub span: tracing::Span,
+    /// The request's span.
+    pub span: RequestSpan,
     operation: McpOperation,
-    /// A follow-up's span not started yet (see [`follow_up`]).
-    unstarted: bool,
     /// The request's cancellation: a request the client cancelled ends as
     /// `cancelled`, whatever error rmcp's handler returned for it.
     cancelled: tokio_util::sync::CancellationToken,
@@ -47,12 +61,35 @@ pub struct Request {
     recorded: bool,
 }
 
-impl std::ops::Deref for Request {
-    type Target = tracing::Span;
+/// A request's span as the code answering it holds it: the log's `tracing`
+/// span, and the exported one when traces are exported. Clones are the
+/// same span; the exported one ends when the last clone is gone (a call
+/// that became a task holds it until the task ends), as a `tracing` span
+/// closes.
+#[derive(Clone)]
+pub struct RequestSpan {
+    /// The span the request's log lines show (its id, method, target and,
+    /// with traces exported, its trace and span ids). Never exported.
+    pub log: tracing::Span,
+    exported: Option<Arc<Mutex<Exported>>>,
+}
 
-    fn deref(&self) -> &tracing::Span {
-        &self.span
-    }
+/// The exported span of a request.
+enum Exported {
+    /// A follow-up's span, waiting for [`RequestSpan::continues`] to give
+    /// it the trace of the request that paused its call.
+    Unstarted(Option<Pending>),
+    /// The span, in the context its children are made in.
+    Started(Context),
+}
+
+/// A span not started yet: what it will start with.
+struct Pending {
+    builder: SpanBuilder,
+    /// The client's own trace context (none, for a follow-up that waits).
+    parent: Context,
+    /// Whether the request failed before the span started.
+    failed: bool,
 }
 
 /// The span of one MCP request for `method`, named by it until
@@ -63,7 +100,8 @@ pub fn request(method: &'static str, context: &RequestContext<RoleServer>, stats
 
 /// The span of a `tools/call` that continues a paused call (it carries a
 /// `requestState`): without a trace context of its own, it waits for
-/// [`continues`] to join the trace of the request that paused the call.
+/// [`RequestSpan::continues`] to join the trace of the request that paused
+/// the call.
 pub fn follow_up(context: &RequestContext<RoleServer>, stats: Arc<Stats>) -> Request {
     Request::new("tools/call", context, stats, true)
 }
@@ -75,18 +113,88 @@ impl Request {
         stats: Arc<Stats>,
         follow_up: bool,
     ) -> Request {
-        let (span, unstarted) = span_of(method, context, follow_up);
-        let operation = McpOperation {
-            method,
-            tool: None,
-            prompt: None,
-            error_type: None,
-            transport: transport_of(context),
-            protocol_version: context.protocol_version().map(|version| version.as_str().to_string()),
-        };
+        let transport = transport_of(context);
+        let protocol_version = context.protocol_version().map(|version| version.as_str().to_string());
+        // The session id is the only thing that tells sessions apart when
+        // there is no authorization: what a log line or an exported span
+        // shows is its digest, the same one the audit log keeps, never the
+        // id itself.
+        let session = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|request| request.headers.get("mcp-session-id"))
+            .map(|id| crate::audit::short_sha256(id.as_bytes()));
+        // The client's request id is outside text: escaped and cut.
+        let id = escaped(context.id.to_string()).to_string();
+        // The `otel.*` fields are the log's only: a line names its span's
+        // name, kind and status as it did when the bridge exported it.
+        let log = tracing::info_span!(
+            target: REQUEST_LOG,
+            "request",
+            request = %id,
+            otel.name = method,
+            otel.kind = "server",
+            otel.status_code = Empty,
+            mcp.method.name = method,
+            mcp.session.id = session.as_deref(),
+            mcp.protocol.version = protocol_version.as_deref(),
+            jsonrpc.request.id = %id,
+            jsonrpc.protocol.version = "2.0",
+            network.transport = transport,
+            gen_ai.tool.name = Empty,
+            gen_ai.operation.name = Empty,
+            gen_ai.prompt.name = Empty,
+            mcp.resource.uri = Empty,
+            error.type = Empty,
+            trace_id = Empty,
+            span_id = Empty,
+        );
+        let exported = super::tracer().map(|tracer| {
+            let mut attributes = Vec::with_capacity(10);
+            attributes.push(KeyValue::new("mcp.method.name", method));
+            if let Some(session) = session {
+                attributes.push(KeyValue::new("mcp.session.id", session));
+            }
+            if let Some(version) = &protocol_version {
+                attributes.push(KeyValue::new("mcp.protocol.version", version.clone()));
+            }
+            attributes.push(KeyValue::new("jsonrpc.request.id", id));
+            attributes.push(KeyValue::new("jsonrpc.protocol.version", "2.0"));
+            attributes.push(KeyValue::new("network.transport", transport));
+            let builder = tracer.span_builder(method).with_kind(SpanKind::Server).with_attributes(attributes);
+            let parent = super::context::parent_of(context);
+            let exported = if follow_up && !parent.span().span_context().is_valid() {
+                Exported::Unstarted(Some(Pending { builder, parent, failed: false }))
+            } else {
+                let started = start(builder, &parent, false);
+                record_ids(&log, started.span().span_context());
+                Exported::Started(started)
+            };
+            Arc::new(Mutex::new(exported))
+        });
+        let operation =
+            McpOperation { method, tool: None, prompt: None, error_type: None, transport, protocol_version };
         let cancelled = context.ct.clone();
-        Request { span, operation, unstarted, cancelled, started: Instant::now(), stats, recorded: false }
+        Request {
+            span: RequestSpan { log, exported },
+            operation,
+            cancelled,
+            started: Instant::now(),
+            stats,
+            recorded: false,
+        }
     }
+}
+
+/// Starts the span `builder` describes as a child of `parent` (failed, if
+/// `failed`): the context its children are made in.
+fn start(builder: SpanBuilder, parent: &Context, failed: bool) -> Context {
+    let Some(tracer) = super::tracer() else { return parent.clone() };
+    let started = parent.with_span(tracer.build_with_context(builder, parent));
+    if failed {
+        started.span().set_status(Status::error(""));
+    }
+    started
 }
 
 impl Drop for Request {
@@ -94,41 +202,126 @@ impl Drop for Request {
     /// went away, or rmcp gave up on it) still counts: as `cancelled`.
     fn drop(&mut self) {
         if !self.recorded {
-            failed(&self.span, "cancelled");
+            self.span.failed("cancelled");
             self.record(Some("cancelled".to_string()));
         }
     }
 }
 
-/// Joins the span of a follow-up to the trace of the request that paused
-/// its call (`paused_by`, the `traceparent` sealed in its state): its
-/// child when the follow-up brought no trace context of its own, else
-/// linked to it.
-pub fn continues(span: &tracing::Span, paused_by: Option<&str>) {
-    if !super::is_on() {
-        return;
+impl Drop for Exported {
+    /// A follow-up refused before it joined a trace is still exported, as
+    /// a trace of its own.
+    fn drop(&mut self) {
+        if let Exported::Unstarted(unstarted) = self
+            && let Some(Pending { builder, parent, failed }) = unstarted.take()
+        {
+            start(builder, &parent, failed).span().end();
+        }
     }
-    if let Some(paused) = paused_by.map(super::context::from_traceparent)
-        && paused.span().span_context().is_valid()
-        && span.set_parent(paused.clone()).is_err()
-    {
-        // Started already: it has the client's own parent.
-        span.add_link(paused.span().span_context().clone());
-    }
-    record_ids(span);
 }
 
-/// The W3C `traceparent` of `span`, when traces are exported.
-pub fn traceparent(span: &tracing::Span) -> Option<String> {
-    super::is_on().then(|| super::context::traceparent_of(&span.context())).flatten()
+impl RequestSpan {
+    /// `future` within the request: its log lines show the request's span,
+    /// and the spans made in it are the exported span's children.
+    pub fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output> + use<F> {
+        let future = future.instrument(self.log.clone());
+        match self.context() {
+            Some(context) => futures_util::future::Either::Left(future.with_context(context)),
+            None => futures_util::future::Either::Right(future),
+        }
+    }
+
+    /// The context the exported span's children are made in, once it has
+    /// started.
+    fn context(&self) -> Option<Context> {
+        self.with_exported(|exported| match exported {
+            Exported::Started(context) => Some(context.clone()),
+            Exported::Unstarted(_) => None,
+        })
+        .flatten()
+    }
+
+    fn with_exported<T>(&self, change: impl FnOnce(&mut Exported) -> T) -> Option<T> {
+        let exported = self.exported.as_ref()?;
+        Some(change(&mut exported.lock().unwrap_or_else(PoisonError::into_inner)))
+    }
+
+    /// Sets `attribute` on the exported span, started or not.
+    fn set(&self, attribute: KeyValue) {
+        self.with_exported(|exported| match exported {
+            Exported::Started(context) => context.span().set_attribute(attribute),
+            Exported::Unstarted(Some(Pending { builder, .. })) => {
+                builder.attributes.get_or_insert_with(Vec::new).push(attribute);
+            }
+            Exported::Unstarted(None) => {}
+        });
+    }
+
+    /// Marks the request failed with `error_type` (`error.type`, status
+    /// Error).
+    pub fn failed(&self, error_type: &str) {
+        failed(&self.log, error_type);
+        self.set(KeyValue::new("error.type", error_type.to_string()));
+        self.with_exported(|exported| match exported {
+            Exported::Started(context) => context.span().set_status(Status::error("")),
+            Exported::Unstarted(Some(pending)) => pending.failed = true,
+            Exported::Unstarted(None) => {}
+        });
+    }
+
+    /// Records the URI a request names (an attribute, never the span's
+    /// name).
+    pub fn resource(&self, uri: &str) {
+        let uri = escaped(uri).to_string();
+        self.log.record("mcp.resource.uri", tracing::field::display(&uri));
+        self.set(KeyValue::new("mcp.resource.uri", uri));
+    }
+
+    /// Joins a follow-up's span to the trace of the request that paused
+    /// its call (`paused_by`, the `traceparent` sealed in its state): its
+    /// child when the follow-up brought no trace context of its own, else
+    /// linked to it. Either way the span has started after this.
+    pub fn continues(&self, paused_by: Option<&str>) {
+        let paused = paused_by.map(super::context::from_traceparent);
+        let paused = paused.filter(|paused| paused.span().span_context().is_valid());
+        let ids = self.with_exported(|exported| {
+            match exported {
+                Exported::Unstarted(unstarted) => {
+                    let Pending { builder, parent, failed } =
+                        unstarted.take().expect("an unstarted span keeps its builder");
+                    *exported = Exported::Started(start(builder, paused.as_ref().unwrap_or(&parent), failed));
+                }
+                // Started already: it has the client's own parent.
+                Exported::Started(context) => {
+                    if let Some(paused) = &paused {
+                        context.span().add_link(paused.span().span_context().clone(), Vec::new());
+                    }
+                }
+            }
+            match exported {
+                Exported::Started(context) => Some(context.span().span_context().clone()),
+                Exported::Unstarted(_) => None,
+            }
+        });
+        if let Some(Some(ids)) = ids {
+            record_ids(&self.log, &ids);
+        }
+    }
+
+    /// The W3C `traceparent` of the exported span, when traces are
+    /// exported.
+    pub fn traceparent(&self) -> Option<String> {
+        self.context().and_then(|context| super::context::traceparent_of(&context))
+    }
 }
 
-/// Starts `span` (if it was not) and puts its trace and span ids on it,
-/// so the log lines within carry them.
-fn record_ids(span: &tracing::Span) {
-    let ids = span.context().span().span_context().clone();
-    span.record("trace_id", tracing::field::display(ids.trace_id()));
-    span.record("span_id", tracing::field::display(ids.span_id()));
+/// Puts the request's trace and span ids on its log span, so the log lines
+/// within carry them (formatted only when the log shows the span).
+fn record_ids(log: &tracing::Span, ids: &SpanContext) {
+    if !log.is_disabled() {
+        log.record("trace_id", tracing::field::display(ids.trace_id()));
+        log.record("span_id", tracing::field::display(ids.span_id()));
+    }
 }
 
 /// `network.transport`: `tcp` over HTTP, `pipe` over stdio.
@@ -136,55 +329,8 @@ fn transport_of(context: &RequestContext<RoleServer>) -> &'static str {
     if context.extensions.get::<http::request::Parts>().is_some() { "tcp" } else { "pipe" }
 }
 
-/// The span itself, joined to the client's trace context if it sent one.
-/// Without one, a `follow_up`'s span is left unstarted for [`continues`]
-/// (then the second value is true).
-fn span_of(
-    method: &'static str,
-    context: &RequestContext<RoleServer>,
-    follow_up: bool,
-) -> (tracing::Span, bool) {
-    let http = context.extensions.get::<http::request::Parts>();
-    // The session id is the only thing that tells sessions apart when there
-    // is no authorization: what a log line or an exported span shows is its
-    // digest, the same one the audit log keeps, never the id itself.
-    let session = http
-        .and_then(|request| request.headers.get("mcp-session-id"))
-        .map(|id| crate::audit::short_sha256(id.as_bytes()));
-    // The client's request id is outside text: escaped and cut.
-    let span = tracing::info_span!(
-        "request",
-        request = %escaped(context.id.to_string()),
-        otel.name = method,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = method,
-        mcp.session.id = session,
-        mcp.protocol.version = context.protocol_version().map(|version| version.as_str().to_string()),
-        jsonrpc.request.id = %escaped(context.id.to_string()),
-        jsonrpc.protocol.version = "2.0",
-        network.transport = transport_of(context),
-        gen_ai.tool.name = Empty,
-        gen_ai.operation.name = Empty,
-        gen_ai.prompt.name = Empty,
-        mcp.resource.uri = Empty,
-        error.type = Empty,
-        trace_id = Empty,
-        span_id = Empty,
-    );
-    let mut unstarted = false;
-    if super::is_on() {
-        let parent = super::context::parent_of(context);
-        unstarted = follow_up && !parent.span().span_context().is_valid();
-        let _ = span.set_parent(parent);
-        if !unstarted {
-            record_ids(&span);
-        }
-    }
-    (span, unstarted)
-}
-
-/// Marks `span` failed with `error_type` (`error.type`, status Error).
+/// Marks the `tracing` span `span` failed with `error_type` (`error.type`,
+/// status Error; the bridge exports both).
 pub fn failed(span: &tracing::Span, error_type: &str) {
     span.record("error.type", error_type);
     span.record("otel.status_code", "ERROR");
@@ -202,7 +348,7 @@ impl Request {
             Ok(_) => None,
         };
         if let Some(error_type) = &error_type {
-            failed(&self.span, error_type);
+            self.span.failed(error_type);
         }
         self.record(error_type);
     }
@@ -220,18 +366,25 @@ impl Request {
     pub fn target(&mut self, target: &str) {
         let method = self.operation.method;
         let name = format!("{method} {target}");
-        if super::is_on() && !self.unstarted {
-            // A started OTel span takes a new name only this way.
-            self.span.context().span().update_name(name.clone());
-        }
-        self.span.record("otel.name", tracing::field::display(name));
+        self.span.log.record("otel.name", tracing::field::display(&name));
+        self.span.with_exported(|exported| match exported {
+            Exported::Started(context) => context.span().update_name(name),
+            Exported::Unstarted(Some(Pending { builder, .. })) => builder.name = name.into(),
+            Exported::Unstarted(None) => {}
+        });
         match method {
             "tools/call" => {
-                self.span.record("gen_ai.tool.name", target).record("gen_ai.operation.name", "execute_tool");
+                self.span
+                    .log
+                    .record("gen_ai.tool.name", target)
+                    .record("gen_ai.operation.name", "execute_tool");
+                self.span.set(KeyValue::new("gen_ai.tool.name", target.to_string()));
+                self.span.set(KeyValue::new("gen_ai.operation.name", "execute_tool"));
                 self.operation.tool = Some(target.to_string());
             }
             "prompts/get" => {
-                self.span.record("gen_ai.prompt.name", target);
+                self.span.log.record("gen_ai.prompt.name", target);
+                self.span.set(KeyValue::new("gen_ai.prompt.name", target.to_string()));
                 self.operation.prompt = Some(target.to_string());
             }
             _ => {}
@@ -246,7 +399,7 @@ pub async fn traced<T>(
     request: Request,
     answer: impl Future<Output = Result<T, rmcp::ErrorData>>,
 ) -> Result<T, rmcp::ErrorData> {
-    let answer = answer.instrument(request.span.clone()).await;
+    let answer = request.span.within(answer).await;
     request.ended(&answer, |_| false);
     answer
 }
@@ -254,9 +407,4 @@ pub async fn traced<T>(
 /// Whether a `tools/call` answer is an `isError` result.
 pub fn is_tool_error(response: &rmcp::model::CallToolResponse) -> bool {
     matches!(response, rmcp::model::CallToolResponse::Complete(result) if result.is_error == Some(true))
-}
-
-/// Records the URI a request names (an attribute, never the span's name).
-pub fn resource(span: &tracing::Span, uri: &str) {
-    span.record("mcp.resource.uri", tracing::field::display(escaped(uri)));
 }

@@ -2,10 +2,10 @@
 //! cancellation is the call's, its progress token the call's, and the
 //! questions the tool asks are requests to the client.
 
+use crate::telemetry::spans::RequestSpan;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use tracing::Instrument as _;
 
 use crate::ask::Delivery;
 use crate::audit::Who;
@@ -18,10 +18,10 @@ pub(in crate::mcp) async fn run(
     server: &ToolServer,
     plan: CallPlan,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
 ) -> Result<CallToolResponse, McpError> {
     let caller = &server.caller;
     let channel = caller.channel(&plan, context, Delivery::Requests, context.meta.get_progress_token());
     let signals = CallSignals { client_cancel: context.ct.clone(), ..CallSignals::default() };
-    caller.execute(&plan, signals, channel, Who::of(context)).instrument(span).await
+    span.within(caller.execute(&plan, signals, channel, Who::of(context))).await
 }

@@ -12,11 +12,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::telemetry::spans::RequestSpan;
 use rmcp::model::{CallToolResponse, CreateTaskResult};
 use rmcp::service::RequestContext;
 use rmcp::task_manager::TaskExit;
 use rmcp::{ErrorData as McpError, RoleServer};
-use tracing::Instrument as _;
 
 use crate::ask::{Delivery, TaskSlot};
 use crate::audit::Who;
@@ -33,7 +33,7 @@ pub(in crate::mcp) async fn start(
     server: &ToolServer,
     plan: CallPlan,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
 ) -> Result<CallToolResponse, McpError> {
     let caller = server.caller.clone();
     let slot = Arc::new(TaskSlot::default());
@@ -49,9 +49,7 @@ pub(in crate::mcp) async fn start(
     // waits for it goes away.
     let mut run = {
         let plan = plan.clone();
-        tokio::spawn(
-            async move { caller.run_planned(&plan, signals, channel, who).await }.instrument(span.clone()),
-        )
+        tokio::spawn(span.within(async move { caller.run_planned(&plan, signals, channel, who).await }))
     };
     // Until the task exists, the request is what waits: a cancelled
     // request stops the call.
@@ -74,7 +72,7 @@ pub(in crate::mcp) async fn start(
         .tasks
         .spawn(owner, ttl, stop_if_dropped.disarm(), move |task| {
             slot.fill(task.clone());
-            async move {
+            span.within(async move {
                 let ran = tokio::select! {
                     ran = &mut run => ran,
                     () = task.cancelled() => {
@@ -88,8 +86,7 @@ pub(in crate::mcp) async fn start(
                     Ok(Err(error)) => Err(TaskExit::Error(error)),
                     Err(join) => Err(TaskExit::Error(McpError::internal_error(join.to_string(), None))),
                 }
-            }
-            .instrument(span)
+            })
         })
         .await?;
     Ok(CallToolResponse::Task(CreateTaskResult::new(task)))

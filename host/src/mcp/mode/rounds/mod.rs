@@ -21,6 +21,7 @@ mod sealed;
 
 use std::sync::Arc;
 
+use crate::telemetry::spans::RequestSpan;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult, InputResponses,
@@ -32,7 +33,6 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument as _;
 
 use super::task;
 use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
@@ -149,7 +149,7 @@ pub(in crate::mcp) async fn start(
     server: &ToolServer,
     plan: CallPlan,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
     given: Option<InputResponses>,
 ) -> Result<CallToolResponse, McpError> {
     launch(server, Work::Tool(plan), context, span, AnswerBook::default(), given).await?.into_tool()
@@ -160,7 +160,7 @@ pub(in crate::mcp) async fn start_prompt(
     server: &ToolServer,
     run: PromptRun,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
     given: Option<InputResponses>,
 ) -> Result<GetPromptResponse, McpError> {
     launch(server, Work::Prompt(run), context, span, AnswerBook::default(), given).await?.into_prompt()
@@ -173,7 +173,7 @@ pub(in crate::mcp) async fn resume(
     state: &str,
     mut request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
 ) -> Result<CallToolResponse, McpError> {
     if let Some(keys) = &server.caller.shared.state_keys {
         // The call runs again here: it takes a slot of the caller's share.
@@ -195,7 +195,7 @@ pub(in crate::mcp) async fn resume_prompt(
     request: &mut GetPromptRequestParams,
     run: PromptRun,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
 ) -> Result<GetPromptResponse, McpError> {
     let responses = request.input_responses.take();
     if let Some(keys) = &server.caller.shared.state_keys {
@@ -212,12 +212,12 @@ async fn resume_parked(
     label: &str,
     responses: Option<InputResponses>,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
 ) -> Result<Round, McpError> {
     let paused = &server.calls(context).paused;
     let owner = access::caller(context).map(|principal| principal.key());
     let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
-    paused.resume(state, label, owner.as_deref(), responses, &context.ct, turn).instrument(span.clone()).await
+    span.within(paused.resume(state, label, owner.as_deref(), responses, &context.ct, turn)).await
 }
 
 /// Starts `work` in a task of its own, `book` holding the answers it was
@@ -227,7 +227,7 @@ async fn launch(
     server: &ToolServer,
     work: Work,
     context: &RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
     book: AnswerBook,
     given: Option<InputResponses>,
 ) -> Result<Round, McpError> {
@@ -273,31 +273,25 @@ async fn launch(
         Work::Tool(plan) => {
             let progress = context.meta.get_progress_token();
             let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), progress);
-            tokio::spawn(
-                async move {
-                    let outcome = caller.run_planned(&plan, signals, channel, who).await;
-                    let _ = done_tx
-                        .send(outcome.map(|outcome| Finished::Tool(plan.spec().name.clone(), outcome)));
-                }
-                .instrument(span.clone()),
-            );
+            tokio::spawn(span.within(async move {
+                let outcome = caller.run_planned(&plan, signals, channel, who).await;
+                let _ =
+                    done_tx.send(outcome.map(|outcome| Finished::Tool(plan.spec().name.clone(), outcome)));
+            }));
         }
         Work::Prompt(run) => {
             let identity = CallIdentity { tool: run.operation.label().to_string(), pre_approved: false };
             let channel =
                 caller.channel_for(identity, &run.component, context, Delivery::Rounds(rounds), None);
-            tokio::spawn(
-                async move {
-                    let what = format!("prompt `{}`", run.name);
-                    let outcome = caller
-                        .shared
-                        .runner
-                        .run(&run.component, run.operation, &run.share, signals, channel, None, None)
-                        .await;
-                    let _ = done_tx.send((run.finish)(&what, outcome).map(Finished::Prompt));
-                }
-                .instrument(span.clone()),
-            );
+            tokio::spawn(span.within(async move {
+                let what = format!("prompt `{}`", run.name);
+                let outcome = caller
+                    .shared
+                    .runner
+                    .run(&run.component, run.operation, &run.share, signals, channel, None, None)
+                    .await;
+                let _ = done_tx.send((run.finish)(&what, outcome).map(Finished::Prompt));
+            }));
         }
     }
     let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
@@ -331,7 +325,7 @@ struct TaskBounds {
 pub(super) struct TaskTurn<'a> {
     server: &'a ToolServer,
     context: &'a RequestContext<RoleServer>,
-    span: tracing::Span,
+    span: RequestSpan,
 }
 
 impl<'a> TaskTurn<'a> {
@@ -340,7 +334,7 @@ impl<'a> TaskTurn<'a> {
         server: &'a ToolServer,
         execution: &Execution,
         context: &'a RequestContext<RoleServer>,
-        span: tracing::Span,
+        span: RequestSpan,
     ) -> Option<Self> {
         execution.becomes_task.as_ref().map(|_| TaskTurn { server, context, span })
     }
@@ -365,7 +359,7 @@ impl<'a> TaskTurn<'a> {
         let owner = access::owner(&execution.tool, bounds.scopes.clone(), self.context);
         let (ttl, stop) = (bounds.ttl, execution.signals.client_cancel.clone());
         let task =
-            calls.tasks.spawn(owner, ttl, stop, |task| execution.run_as(task).instrument(self.span)).await?;
+            calls.tasks.spawn(owner, ttl, stop, |task| self.span.within(execution.run_as(task))).await?;
         Ok(CreateTaskResult::new(task))
     }
 }

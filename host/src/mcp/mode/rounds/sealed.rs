@@ -26,7 +26,7 @@ use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access};
 use crate::request_state::{Answered, Binding, Pending, StateKeys};
 use crate::stats::Stats;
-use crate::telemetry::spans;
+use crate::telemetry::spans::RequestSpan;
 
 /// How a call's pauses are sealed: the keys, the call they are bound to,
 /// and the trace of the request that runs it.
@@ -38,8 +38,8 @@ pub(super) struct Sealing {
 
 impl Sealing {
     /// Sealing for the call `binding` names, run in `span`.
-    pub(super) fn new(keys: Arc<StateKeys>, binding: Binding, span: &tracing::Span) -> Self {
-        Sealing { keys, binding, trace: spans::traceparent(span) }
+    pub(super) fn new(keys: Arc<StateKeys>, binding: Binding, span: &RequestSpan) -> Self {
+        Sealing { keys, binding, trace: span.traceparent() }
     }
 
     /// Drives `execution` for the request whose cancellation is `request`:
@@ -105,7 +105,7 @@ pub(super) async fn reopen(
     state: &str,
     mut request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
-    span: &tracing::Span,
+    span: &RequestSpan,
     share: Share,
 ) -> Result<(CallPlan, AnswerBook), McpError> {
     let responses = request.input_responses.take();
@@ -125,7 +125,7 @@ pub(super) fn reopen_prompt(
     run: &PromptRun,
     responses: Option<InputResponses>,
     context: &RequestContext<RoleServer>,
-    span: &tracing::Span,
+    span: &RequestSpan,
 ) -> Result<AnswerBook, McpError> {
     let label = super::prompt_label(&run.name);
     let binding = binding(&label, &run.arguments, context);
@@ -141,7 +141,7 @@ fn redeem(
     binding: &Binding,
     label: &str,
     responses: Option<InputResponses>,
-    span: &tracing::Span,
+    span: &RequestSpan,
 ) -> Result<AnswerBook, McpError> {
     let metrics = server.caller.shared.runner.stats().metrics();
     let mut state = keys.redeem(state, binding).map_err(|err| {
@@ -149,7 +149,7 @@ fn redeem(
         tracing::info!(tool = %label, "follow-up refused: {err}");
         McpError::invalid_params(err.to_string(), None)
     })?;
-    spans::continues(span, state.trace.as_deref());
+    span.continues(state.trace.as_deref());
     let same = state.origin == keys.replica();
     metrics.request_state(if same { "resumed-same-replica" } else { "resumed-other-replica" });
     tracing::info!(
