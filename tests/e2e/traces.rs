@@ -275,6 +275,27 @@ async fn a_tools_log_records_are_events_of_its_guest_span() {
     );
 }
 
+/// A question a tool asks is a client span under its guest run, named by
+/// its method, with how it ended. The guest span is made with the
+/// OpenTelemetry API and the question's through the `tracing` bridge, on
+/// the guest's own thread: the context carries the parent there.
+#[tokio::test]
+async fn a_tools_question_is_a_client_span_under_its_guest_run() {
+    let receiver = Receiver::default();
+    let host = traced(&receiver, &[]).await;
+    let result = host.call("survey", json!({ "questions": 1 })).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+
+    let call = receiver.span("tools/call survey").await;
+    let guest = receiver.span("guest").await;
+    assert_eq!(guest.parent_span_id, call.span_id);
+    let question = receiver.span("elicitation/create").await;
+    assert_eq!(question.parent_span_id, guest.span_id, "the question is the guest run's");
+    assert_eq!(question.trace_id, call.trace_id);
+    assert_eq!(question.kind, 3, "a client span");
+    assert_eq!(attribute(&question, "outcome").as_deref(), Some("answered"));
+}
+
 /// Over Streamable HTTP the trace context may come in the request's
 /// headers; when `params._meta` carries one too, `_meta` wins (it is per
 /// message), and the span says `network.transport` `tcp` and its session

@@ -53,6 +53,7 @@ use crate::sandbox::StoreBudget;
 use crate::sandbox::guest_pool::{GuestPool, StartTurn};
 use crate::schema::Checker;
 use crate::stats::Stats;
+use crate::telemetry::spans::{self, GuestSpan};
 use crate::wit::types::stop_reason_name;
 
 pub use outcome::CallOutcome;
@@ -127,6 +128,8 @@ struct GuestEnd {
     dropped_notes: u64,
     /// Whether the call's instance was made ahead of it (`component::ahead`).
     ahead: bool,
+    /// The fuel the guest used, when fuel is metered.
+    fuel_used: Option<u64>,
 }
 
 impl CallRunner {
@@ -263,13 +266,10 @@ impl CallRunner {
         tracing::debug!(call_id = &*call_id, tool, "call started");
         let call = CallContext { component, call_id: &call_id, cancellation: &cancellation };
         let tier = if component.baseline.is_some() { "baseline" } else { "optimized" };
-        let guest_span =
-            tracing::info_span!("guest", tier, outcome = Empty, forced = Empty, fuel_used = Empty);
-        let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead } =
-            Box::pin(self.run_guest(&call, &operation, stop, *channel, turn))
-                .instrument(guest_span.clone())
-                .await;
-        guest_span.record("outcome", outcome.label()).record("forced", forced);
+        let guest_span = GuestSpan::start(tier);
+        let GuestEnd { mut outcome, needs_cleanup, forced, dropped_notes, ahead, fuel_used } =
+            guest_span.within(Box::pin(self.run_guest(&call, &operation, stop, *channel, turn))).await;
+        guest_span.ended(outcome.label(), forced, fuel_used);
         // Checked within the call's slot and deadline: a hostile output
         // schema costs this call's time, not the host's.
         if let CallOutcome::Returned(Ok(result)) = &outcome
@@ -353,7 +353,14 @@ impl CallRunner {
             Ok(guest) => guest,
             Err(err) => {
                 let outcome = CallOutcome::Crashed(format!("cannot create the sandbox: {err:#}"));
-                return GuestEnd { outcome, needs_cleanup: None, forced: false, dropped_notes: 0, ahead };
+                return GuestEnd {
+                    outcome,
+                    needs_cleanup: None,
+                    forced: false,
+                    dropped_notes: 0,
+                    ahead,
+                    fuel_used: None,
+                };
             }
         };
         let store_live = self.stats.store();
@@ -364,7 +371,7 @@ impl CallRunner {
         let stop_now = CancellationToken::new();
         let task = self
             .guests
-            .spawn({
+            .spawn(spans::in_current_context({
                 let stop_now = stop_now.clone();
                 // The component's own names (without a prefix).
                 let (call_id, operation) = (call_id.to_string(), component.guest_operation(operation));
@@ -382,7 +389,7 @@ impl CallRunner {
                 }
                 // The guest's log records are events of its call's span.
                 .in_current_span()
-            })
+            }))
             .holding(turn.clone());
         let force_stop = || {
             stop_now.cancel();
@@ -390,10 +397,7 @@ impl CallRunner {
             self.interrupt_guests();
         };
         let (result, mut guest) = stop_or_finish(task, cancellation, stop, force_stop).await;
-        if let Some(fuel) = guest.fuel_used(budget.fuel) {
-            // As an integer: OpenTelemetry has no unsigned attributes.
-            tracing::Span::current().record("fuel_used", i64::try_from(fuel).unwrap_or(i64::MAX));
-        }
+        let fuel_used = guest.fuel_used(budget.fuel);
         if let Some(took) = guest.instantiated_in() {
             component.ahead.note_instantiation(took);
         }
@@ -436,6 +440,6 @@ impl CallRunner {
         let (outcome, needs_cleanup) = classify(limits, result, cancellation.reason(), memory_hit);
         // A plain component, or one that does not export `tool`, has no `cleanup` to run.
         let needs_cleanup = needs_cleanup.filter(|_| component.code.has_cleanup());
-        GuestEnd { outcome, needs_cleanup, forced, dropped_notes, ahead }
+        GuestEnd { outcome, needs_cleanup, forced, dropped_notes, ahead, fuel_used }
     }
 }

@@ -26,6 +26,7 @@
 
 pub mod context;
 pub mod escaping;
+pub mod events;
 pub mod spans;
 
 use std::sync::OnceLock;
@@ -226,11 +227,13 @@ where
     // tools' log records and output (escaped and bounded as in the log),
     // which become events of their call's guest span; whatever RUST_LOG
     // lets into the log.
-    // The `call ended` line is not (see [`CALL_RECORD`]), nor the request's
-    // log span: its exported span is made with the API (`spans`).
+    // The `call ended` line is not (see [`CALL_RECORD`]), nor the log spans
+    // of a request and a guest run: their exported spans are made with the
+    // API (`spans`), and their lines become events through `events`.
     let only_ours = tracing_subscriber::filter::Targets::new()
         .with_target("mcp_wasm_host", tracing::Level::INFO)
         .with_target(spans::REQUEST_LOG, tracing_subscriber::filter::LevelFilter::OFF)
+        .with_target(spans::GUEST_LOG, tracing_subscriber::filter::LevelFilter::OFF)
         .with_target(CALL_RECORD, tracing::Level::WARN)
         .with_target("tool", tracing::Level::INFO);
     // What the layer does by default on every span and on every poll of
@@ -249,6 +252,7 @@ where
         .with_threads(false)
         .with_target(false)
         .with_tracer(tracer)
+        .and_then(events::ApiSpanEvents)
         .with_filter(only_ours);
     Ok((Box::new(layer), Telemetry { provider }))
 }

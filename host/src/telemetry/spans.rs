@@ -224,11 +224,7 @@ impl RequestSpan {
     /// `future` within the request: its log lines show the request's span,
     /// and the spans made in it are the exported span's children.
     pub fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output> + use<F> {
-        let future = future.instrument(self.log.clone());
-        match self.context() {
-            Some(context) => futures_util::future::Either::Left(future.with_context(context)),
-            None => futures_util::future::Either::Right(future),
-        }
+        within(&self.log, self.context(), future)
     }
 
     /// The context the exported span's children are made in, once it has
@@ -312,6 +308,94 @@ impl RequestSpan {
     /// exported.
     pub fn traceparent(&self) -> Option<String> {
         self.context().and_then(|context| super::context::traceparent_of(&context))
+    }
+}
+
+/// The target of a guest run's log span, which the bridge leaves out: its
+/// exported span is made with the API too ([`GuestSpan`]). Under the
+/// module that writes the span, so `RUST_LOG` directives for
+/// `mcp_wasm_host::call` still take it.
+pub const GUEST_LOG: &str = "mcp_wasm_host::call::guest";
+
+/// A guest run's span, `guest`, with `tier`, `outcome`, `forced` and
+/// `fuel_used`: the log's `tracing` span and, when traces are exported, the
+/// exported span, made with the API for the cost the request's was
+/// (its lines and output are its events through [`super::events`]).
+pub struct GuestSpan {
+    /// The span the run's log lines show.
+    pub log: tracing::Span,
+    exported: Option<Context>,
+}
+
+impl GuestSpan {
+    /// The span of a run on `tier`'s code: a child of the span current in
+    /// the OpenTelemetry context (the request's, within
+    /// [`RequestSpan::within`]).
+    pub fn start(tier: &'static str) -> GuestSpan {
+        let log = tracing::info_span!(
+            target: GUEST_LOG,
+            "guest",
+            tier,
+            outcome = Empty,
+            forced = Empty,
+            fuel_used = Empty
+        );
+        let exported = super::tracer().map(|tracer| {
+            let parent = Context::current();
+            let builder = tracer.span_builder("guest").with_attributes(vec![KeyValue::new("tier", tier)]);
+            let span = tracer.build_with_context(builder, &parent);
+            parent.with_span(span)
+        });
+        GuestSpan { log, exported }
+    }
+
+    /// `future` within the run: its log lines show the `guest` span, and
+    /// the spans and events made in it are the exported span's.
+    pub fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output> + use<F> {
+        within(&self.log, self.exported.clone(), future)
+    }
+
+    /// Ends the span with how the run ended: `outcome`, whether the host
+    /// had to stop it (`forced`), and the fuel it used when fuel is metered.
+    pub fn ended(self, outcome: &'static str, forced: bool, fuel_used: Option<u64>) {
+        // As an integer: OpenTelemetry has no unsigned attributes.
+        let fuel_used = fuel_used.map(|fuel| i64::try_from(fuel).unwrap_or(i64::MAX));
+        self.log.record("outcome", outcome).record("forced", forced);
+        if let Some(fuel) = fuel_used {
+            self.log.record("fuel_used", fuel);
+        }
+        if let Some(context) = &self.exported {
+            let span = context.span();
+            let mut attributes = vec![KeyValue::new("outcome", outcome), KeyValue::new("forced", forced)];
+            attributes.extend(fuel_used.map(|fuel| KeyValue::new("fuel_used", fuel)));
+            span.set_attributes(attributes);
+            span.end();
+        }
+    }
+}
+
+/// `future` in the OpenTelemetry context current where it is made, when
+/// traces are exported: for a future polled elsewhere (the guest's, on the
+/// guest pool), so the spans and events made in it stay the current span's.
+pub fn in_current_context<F: Future>(future: F) -> impl Future<Output = F::Output> + use<F> {
+    if super::is_on() {
+        futures_util::future::Either::Left(future.with_current_context())
+    } else {
+        futures_util::future::Either::Right(future)
+    }
+}
+
+/// `future` in the log span `log` and, when there is one, the exported
+/// span of `context`.
+fn within<F: Future>(
+    log: &tracing::Span,
+    context: Option<Context>,
+    future: F,
+) -> impl Future<Output = F::Output> + use<F> {
+    let future = future.instrument(log.clone());
+    match context {
+        Some(context) => futures_util::future::Either::Left(future.with_context(context)),
+        None => futures_util::future::Either::Right(future),
     }
 }
 
