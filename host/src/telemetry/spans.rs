@@ -6,18 +6,22 @@
 //! for a tool `gen_ai.tool.name` and `gen_ai.operation.name`. Its children
 //! (the approval wait, each question to the client, the wait for a slot
 //! when there was one, the guest run, the forced stop, the cleanup) are
-//! the host's `tracing` spans inside it.
+//! the host's spans inside it.
 //!
-//! The request's own span is made with the OpenTelemetry API, not through
-//! the `tracing` bridge: it is the one span every request has, and through
-//! the bridge it cost a call about 4 µs of the host's CPU when traces were
-//! exported (the span's builder filled field by field, its ids written for
-//! the log, the registry's and both layers' filters on each step) and
-//! about as much when they were sampled out (BENCHMARKS.md). The log keeps
-//! a `tracing` span of the same name and fields ([`RequestSpan::log`]),
-//! which the bridge never sees ([`REQUEST_LOG`]); the bridged children find
-//! their parent in the OpenTelemetry context the request's futures carry
-//! ([`RequestSpan::within`]).
+//! The request's span and the guest run's ([`GuestSpan`]) are made with
+//! the OpenTelemetry API, not through the `tracing` bridge: they are the
+//! two spans every call has, and through the bridge they cost a call about
+//! 6 µs of the host's CPU when traces were exported (each span's builder
+//! filled field by field, its ids written for the log, the registry's and
+//! both layers' filters on every enter, exit and record) and about 2 µs
+//! when they were sampled out (BENCHMARKS.md). The log keeps `tracing`
+//! spans of the same names and fields ([`RequestSpan::log`],
+//! [`GuestSpan::log`]), which the bridge never sees ([`REQUEST_LOG`],
+//! [`GuestSpan`]'s [`GUEST_LOG`]); the rarer spans, still `tracing` spans
+//! through the bridge, find their parent in the OpenTelemetry context the
+//! futures carry ([`RequestSpan::within`], [`GuestSpan::within`]), and a
+//! line written in one of the two becomes its event through
+//! [`super::events`].
 //!
 //! The log span's `trace_id` and `span_id` fields put the trace and the
 //! request's span on every log line of the request, in JSON and in text.
