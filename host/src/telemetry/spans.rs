@@ -287,9 +287,10 @@ impl RequestSpan {
         let ids = self.with_exported(|exported| {
             match exported {
                 Exported::Unstarted(unstarted) => {
-                    let Pending { builder, parent, failed } =
-                        unstarted.take().expect("an unstarted span keeps its builder");
-                    *exported = Exported::Started(start(builder, paused.as_ref().unwrap_or(&parent), failed));
+                    if let Some(Pending { builder, parent, failed }) = unstarted.take() {
+                        *exported =
+                            Exported::Started(start(builder, paused.as_ref().unwrap_or(&parent), failed));
+                    }
                 }
                 // Started already: it has the client's own parent.
                 Exported::Started(context) => {
@@ -323,8 +324,8 @@ pub const GUEST_LOG: &str = "mcp_wasm_host::call::guest";
 
 /// A guest run's span, `guest`, with `tier`, `outcome`, `forced` and
 /// `fuel_used`: the log's `tracing` span and, when traces are exported, the
-/// exported span, made with the API for the cost the request's was
-/// (its lines and output are its events through [`super::events`]).
+/// exported span, made with the API for the same reason as the request's
+/// (its lines and output become its events through [`super::events`]).
 pub struct GuestSpan {
     /// The span the run's log lines show.
     pub log: tracing::Span,
