@@ -2,7 +2,6 @@
 //! cancellation is the call's, its progress token the call's, and the
 //! questions the tool asks are requests to the client.
 
-use crate::telemetry::spans::RequestSpan;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -12,6 +11,7 @@ use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::ToolServer;
 use crate::mcp::tools::CallPlan;
+use crate::telemetry::spans::RequestSpan;
 
 /// Runs `plan` to its response, within `context`'s request.
 pub(in crate::mcp) async fn run(

@@ -12,7 +12,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::telemetry::spans::RequestSpan;
 use rmcp::model::{CallToolResponse, CreateTaskResult};
 use rmcp::service::RequestContext;
 use rmcp::task_manager::TaskExit;
@@ -23,6 +22,7 @@ use crate::audit::Who;
 use crate::call::CallSignals;
 use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access, result};
+use crate::telemetry::spans::RequestSpan;
 
 /// How long a call may take and still answer in its own response.
 pub(super) const QUICK: Duration = Duration::from_millis(100);

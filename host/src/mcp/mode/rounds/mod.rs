@@ -21,7 +21,6 @@ mod sealed;
 
 use std::sync::Arc;
 
-use crate::telemetry::spans::RequestSpan;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult, InputResponses,
@@ -44,6 +43,7 @@ use crate::mcp::tools::CallPlan;
 use crate::mcp::{ToolServer, access, result};
 use crate::operation::Operation;
 use crate::tasks::{NoAnswer, TaskHandle};
+use crate::telemetry::spans::RequestSpan;
 
 pub(in crate::mcp) use parked::PausedCalls;
 
