@@ -37,11 +37,9 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
-/// Whether spans are exported (set once, at start).
-static ON: OnceLock<bool> = OnceLock::new();
-
 /// The tracer the spans made with the OpenTelemetry API start from (a
-/// request's own, see [`spans`]), when spans are exported.
+/// request's and a guest run's, see [`spans`]); set once, at start, when
+/// spans are exported.
 static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
 
 /// How long the host waits at exit for the last spans to be exported.
@@ -73,7 +71,7 @@ pub struct Telemetry {
 
 /// Whether tracing is on.
 pub fn is_on() -> bool {
-    ON.get().copied().unwrap_or(false)
+    TRACER.get().is_some()
 }
 
 /// The tracer, when spans are exported.
@@ -165,7 +163,6 @@ where
     // The protocol matters only once there is an endpoint to export to.
     let asked = protocol();
     let Some(endpoint) = endpoint(flag, *asked.as_ref().unwrap_or(&Protocol::HttpProtobuf)) else {
-        let _ = ON.set(false);
         return Ok(None);
     };
     let protocol = asked?;
@@ -222,7 +219,6 @@ where
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
     );
     let _ = TRACER.set(tracer.clone());
-    let _ = ON.set(true);
     // Only the host's own spans (the request and what it runs) and the
     // tools' log records and output (escaped and bounded as in the log),
     // which become events of their call's guest span; whatever RUST_LOG

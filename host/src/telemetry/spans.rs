@@ -246,12 +246,27 @@ impl RequestSpan {
         Some(change(&mut exported.lock().unwrap_or_else(PoisonError::into_inner)))
     }
 
-    /// Sets `attribute` on the exported span, started or not.
-    fn set(&self, attribute: KeyValue) {
+    /// Describes the exported span, started or not: a new `name`, more
+    /// `attributes` (made only when there is an exported span), and
+    /// whether it `failed` (status Error). One lock for all of it.
+    fn describe(&self, name: Option<String>, attributes: impl FnOnce() -> Vec<KeyValue>, failed: bool) {
         self.with_exported(|exported| match exported {
-            Exported::Started(context) => context.span().set_attribute(attribute),
-            Exported::Unstarted(Some(Pending { builder, .. })) => {
-                builder.attributes.get_or_insert_with(Vec::new).push(attribute);
+            Exported::Started(context) => {
+                let span = context.span();
+                if let Some(name) = name {
+                    span.update_name(name);
+                }
+                span.set_attributes(attributes());
+                if failed {
+                    span.set_status(Status::error(""));
+                }
+            }
+            Exported::Unstarted(Some(pending)) => {
+                if let Some(name) = name {
+                    pending.builder.name = name.into();
+                }
+                pending.builder.attributes.get_or_insert_with(Vec::new).extend(attributes());
+                pending.failed |= failed;
             }
             Exported::Unstarted(None) => {}
         });
@@ -261,12 +276,7 @@ impl RequestSpan {
     /// Error).
     pub fn failed(&self, error_type: &str) {
         failed(&self.log, error_type);
-        self.set(KeyValue::new("error.type", error_type.to_string()));
-        self.with_exported(|exported| match exported {
-            Exported::Started(context) => context.span().set_status(Status::error("")),
-            Exported::Unstarted(Some(pending)) => pending.failed = true,
-            Exported::Unstarted(None) => {}
-        });
+        self.describe(None, || vec![KeyValue::new("error.type", error_type.to_string())], true);
     }
 
     /// Records the URI a request names (an attribute, never the span's
@@ -274,7 +284,7 @@ impl RequestSpan {
     pub fn resource(&self, uri: &str) {
         let uri = escaped(uri).to_string();
         self.log.record("mcp.resource.uri", tracing::field::display(&uri));
-        self.set(KeyValue::new("mcp.resource.uri", uri));
+        self.describe(None, || vec![KeyValue::new("mcp.resource.uri", uri)], false);
     }
 
     /// Joins a follow-up's span to the trace of the request that paused
@@ -456,28 +466,35 @@ impl Request {
         let method = self.operation.method;
         let name = format!("{method} {target}");
         self.span.log.record("otel.name", tracing::field::display(&name));
-        self.span.with_exported(|exported| match exported {
-            Exported::Started(context) => context.span().update_name(name),
-            Exported::Unstarted(Some(Pending { builder, .. })) => builder.name = name.into(),
-            Exported::Unstarted(None) => {}
-        });
-        match method {
+        // The conventions' attribute naming the target; a tool's call is
+        // also an `execute_tool` operation.
+        let key = match method {
             "tools/call" => {
-                self.span
-                    .log
-                    .record("gen_ai.tool.name", target)
-                    .record("gen_ai.operation.name", "execute_tool");
-                self.span.set(KeyValue::new("gen_ai.tool.name", target.to_string()));
-                self.span.set(KeyValue::new("gen_ai.operation.name", "execute_tool"));
                 self.operation.tool = Some(target.to_string());
+                Some("gen_ai.tool.name")
             }
             "prompts/get" => {
-                self.span.log.record("gen_ai.prompt.name", target);
-                self.span.set(KeyValue::new("gen_ai.prompt.name", target.to_string()));
                 self.operation.prompt = Some(target.to_string());
+                Some("gen_ai.prompt.name")
             }
-            _ => {}
+            _ => None,
+        };
+        let executes = method == "tools/call";
+        if let Some(key) = key {
+            self.span.log.record(key, target);
         }
+        if executes {
+            self.span.log.record("gen_ai.operation.name", "execute_tool");
+        }
+        let attributes = || {
+            let mut attributes = Vec::with_capacity(2);
+            attributes.extend(key.map(|key| KeyValue::new(key, target.to_string())));
+            if executes {
+                attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            }
+            attributes
+        };
+        self.span.describe(Some(name), attributes, false);
     }
 }
 
