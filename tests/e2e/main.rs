@@ -27,6 +27,7 @@ mod host_memory;
 mod hostile;
 mod hostile_registry;
 mod hostile_uris;
+mod http_answers;
 mod http_bodies;
 mod http_headers;
 mod http_limits;

@@ -2,6 +2,11 @@
 //! cancel path and cleanup as stdio, with stateful sessions (so tools can
 //! ask the user questions) and Host/Origin checks against DNS rebinding.
 //!
+//! On protocol 2026-07-28 (no sessions) a request whose first message is
+//! its answer gets it as `application/json`, and the connection is free for
+//! the next request at once; one that sends progress or log records first
+//! gets an SSE stream with every message.
+//!
 //! Loopback by default: requests must name a loopback host
 //! (`localhost`, `127.0.0.1`, `[::1]`), and browser requests must come from
 //! a loopback origin, unless `--http-allow-host` / `--http-allow-origin`
@@ -176,7 +181,14 @@ async fn serve(
     let mut origins: Vec<String> =
         ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).to_vec();
     origins.extend(options.allowed_origins);
+    // A 2026-07-28 request whose first message is its answer gets that
+    // answer as `application/json`, not as a one-event SSE stream: no
+    // stream, keep-alive timer or chunked framing for the common call. One
+    // that logs, reports progress or streams first still gets SSE, so
+    // nothing is lost (rmcp falls back per request). Sessions (before
+    // 2026-07-28) keep SSE either way.
     let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(MAX_BODY)

@@ -1,0 +1,97 @@
+//! How a 2026-07-28 request is answered over Streamable HTTP: a call whose
+//! first message is its answer gets it as `application/json`, and the
+//! connection stays open for the next request (an SSE answer that a client
+//! drops after its one event costs it the connection); a call that
+//! reports progress first gets an SSE stream, progress then the answer,
+//! so nothing it sent is lost.
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+
+use crate::harness::PATIENCE;
+use crate::http_limits::HttpHost;
+
+const VERSION: &str = "2026-07-28";
+
+/// A 2026-07-28 `tools/call` of `tool`, its `_meta` with `extra` added.
+fn call(id: u64, tool: &str, arguments: Value, extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "http-answers", "version": "1" },
+    });
+    meta.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": tool, "arguments": arguments, "_meta": meta } })
+}
+
+/// `message` POSTed on `sender`'s connection: the content type and body.
+async fn post(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: &HttpHost,
+    message: &Value,
+) -> (String, String) {
+    let tool = message["params"]["name"].as_str().unwrap();
+    let request = hyper::Request::post("/mcp")
+        .header("host", host.addr.to_string())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", VERSION)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(Full::new(Bytes::from(message.to_string())))
+        .unwrap();
+    let response = tokio::time::timeout(PATIENCE, sender.send_request(request))
+        .await
+        .expect("the host answered in time")
+        .expect("the connection is still open");
+    assert_eq!(response.status(), 200);
+    let kind = response.headers()["content-type"].to_str().unwrap().to_string();
+    let body = tokio::time::timeout(PATIENCE, response.into_body().collect())
+        .await
+        .expect("the answer ended in time")
+        .expect("a readable body")
+        .to_bytes();
+    (kind, String::from_utf8(body.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn a_one_message_answer_is_json_on_a_kept_connection_and_progress_first_is_sse() {
+    let host = HttpHost::start(&[]).await;
+    let stream = TcpStream::connect(host.addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    let connection = tokio::spawn(connection);
+
+    // Three calls, one connection: each answer is the JSON-RPC response itself.
+    for id in 1..=3 {
+        let text = format!("hello {id}");
+        let (kind, body) =
+            post(&mut sender, &host, &call(id, "echo", json!({ "text": text }), json!({}))).await;
+        assert_eq!(kind, "application/json", "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["result"]["content"][0]["text"], text.as_str(), "{body}");
+    }
+
+    // Progress before the answer: an event stream with every message, in order.
+    let counting = call(4, "countdown", json!({ "steps": 2 }), json!({ "progressToken": "p" }));
+    let (kind, body) = post(&mut sender, &host, &counting).await;
+    assert!(kind.starts_with("text/event-stream"), "{kind}: {body}");
+    let messages: Vec<Value> = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .collect();
+    let methods: Vec<&str> = messages.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(methods, ["notifications/progress"; 2], "{body}");
+    let last = messages.last().unwrap();
+    assert_eq!((last["id"].as_u64(), last["result"]["isError"].as_bool()), (Some(4), Some(false)), "{body}");
+
+    // And the connection still serves after the stream.
+    let (kind, _) = post(&mut sender, &host, &call(5, "echo", json!({ "text": "again" }), json!({}))).await;
+    assert_eq!(kind, "application/json");
+    assert!(!connection.is_finished(), "the host closed the connection");
+}
