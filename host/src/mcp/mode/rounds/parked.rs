@@ -47,7 +47,11 @@ struct Lease {
 #[derive(Default)]
 struct Leases {
     by_id: HashMap<String, Lease>,
-    expiries: DelayQueue<String>,
+    /// Made with the first lease: a table is made for every session, and
+    /// over HTTP for every 2026-07-28 request (rmcp makes a server for
+    /// each), which never holds a lease; an empty `DelayQueue` is its
+    /// timer wheel, ~6 KiB allocated and zeroed.
+    expiries: Option<DelayQueue<String>>,
     /// The task stopping leases that run out; running while any is queued.
     sweeper: Option<AbortHandle>,
 }
@@ -56,7 +60,9 @@ impl Leases {
     /// Takes the lease `id` and its queued expiry.
     fn remove(&mut self, id: &str) -> Option<Lease> {
         let lease = self.by_id.remove(id)?;
-        self.expiries.remove(&lease.expiry);
+        if let Some(expiries) = &mut self.expiries {
+            expiries.remove(&lease.expiry);
+        }
         Some(lease)
     }
 }
@@ -90,7 +96,9 @@ impl PausedCalls {
             let expired = std::future::poll_fn(|cx| {
                 let Some(table) = table.upgrade() else { return Poll::Ready(None) };
                 let mut leases = table.leases.lock().unwrap();
-                let polled = match leases.expiries.poll_expired(cx) {
+                let queued =
+                    leases.expiries.as_mut().map_or(Poll::Ready(None), |queue| queue.poll_expired(cx));
+                let polled = match queued {
                     Poll::Ready(Some(expired)) => Poll::Ready(Some(leases.by_id.remove(expired.get_ref()))),
                     Poll::Ready(None) => {
                         // Nothing queued: the next lease starts a new sweeper.
@@ -141,7 +149,8 @@ impl PausedCalls {
         let id = uuid::Uuid::new_v4().to_string();
         // Queued and entered under one lock, so even a zero lease finds its entry.
         let mut leases = self.leases.lock().unwrap();
-        let expiry = leases.expiries.insert(id.clone(), pause.lease.min(LONGEST_LEASE));
+        let expiries = leases.expiries.get_or_insert_with(DelayQueue::new);
+        let expiry = expiries.insert(id.clone(), pause.lease.min(LONGEST_LEASE));
         if leases.sweeper.is_none() {
             leases.sweeper = Some(tokio::spawn(Self::sweep(Arc::downgrade(self))).abort_handle());
         }
@@ -161,7 +170,9 @@ impl PausedCalls {
     pub(in crate::mcp) fn stop_all(&self) {
         let leases: Vec<Lease> = {
             let mut leases = self.leases.lock().unwrap();
-            leases.expiries.clear();
+            if let Some(expiries) = &mut leases.expiries {
+                expiries.clear();
+            }
             leases.by_id.drain().map(|(_, lease)| lease).collect()
         };
         for lease in leases {
