@@ -1,7 +1,21 @@
-//! Load over Streamable HTTP on protocol 2026-07-28: 64 clients (rmcp's, one
-//! connection each), each calling `echo` back to back, against the host
-//! (`--http`, the demo component) and against a native rmcp HTTP server,
-//! alternated in one run. Prints requests/s and latency percentiles.
+//! Load over Streamable HTTP on protocol 2026-07-28: 64 clients (rmcp's),
+//! each calling `echo` back to back, against the host (`--http`, the demo
+//! component) and against a native rmcp HTTP server, alternated in one
+//! run. Prints requests/s and latency percentiles.
+//!
+//! Twice over, for the two ways clients use their connections: rmcp's
+//! default client keeps none (`pool_max_idle_per_host(0)`), so every call
+//! opens a TCP connection and the servers accept, serve and close one per
+//! call; the TypeScript and Python SDKs' clients keep theirs, as the
+//! second pass does (rmcp's transport with a pooling `reqwest` client):
+//! 64 connections, each kept for the whole run.
+//!
+//! The native server runs twice: with rmcp's defaults (each answer a
+//! one-event SSE stream; the client drops the stream after that event, so
+//! its connection is closed and the next call opens a new one), and with
+//! `json_response` on, as the host serves (the answer as
+//! `application/json`, read whole, so the connection is kept). The ratios
+//! are against both.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -10,6 +24,7 @@ use std::time::{Duration, Instant};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
@@ -58,15 +73,21 @@ async fn start_host() -> Server {
     announced(command).await
 }
 
-async fn start_native() -> Server {
+async fn start_native(mode: &str) -> Server {
     let mut command = Command::new(std::env::current_exe().unwrap());
-    command.env(native::SERVE_ENV, "http").env("RUST_LOG", "warn");
+    command.env(native::SERVE_ENV, mode).env("RUST_LOG", "warn");
     announced(command).await
 }
 
-/// A 2026-07-28 client on its own connection.
-async fn client(url: &str) -> RunningService<RoleClient, ()> {
-    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+/// A 2026-07-28 client: rmcp's default (a new connection for every
+/// request), or, `kept`, one keeping its connection between requests.
+async fn client(url: &str, kept: bool) -> RunningService<RoleClient, ()> {
+    let transport = if kept {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
+    } else {
+        StreamableHttpClientTransport::from_uri(url.to_string())
+    };
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     ().serve_with_lifecycle(transport, lifecycle).await.expect("MCP client start")
 }
@@ -99,21 +120,33 @@ pub(crate) async fn load(clients: &[Arc<RunningService<RoleClient, ()>>], span: 
     (rate, Samples::new(times))
 }
 
-/// The section: alternated rounds, host then native, after a warm-up each.
+/// The section: for each kind of client, alternated rounds, the host then
+/// both native servers, after a warm-up each.
 pub async fn http_load(rounds: usize, span: Duration) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    println!("## Load over Streamable HTTP, protocol 2026-07-28 ({CONNECTIONS} connections, `echo`)\n");
-    let (host, native) = (start_host().await, start_native().await);
+    let servers = [start_host().await, start_native("http").await, start_native("http-json").await];
+    for kept in [false, true] {
+        let clients = if kept { "each keeping its connection" } else { "a new connection a call" };
+        println!(
+            "## Load over Streamable HTTP, protocol 2026-07-28 ({CONNECTIONS} clients, {clients}, `echo`)\n"
+        );
+        load_rounds(&servers, kept, rounds, span).await;
+    }
+}
+
+/// One kind of client against the three servers: the rounds and the table.
+async fn load_rounds(servers: &[Server; 3], kept: bool, rounds: usize, span: Duration) {
     let mut pools = Vec::new();
-    for server in [&host, &native] {
+    for server in servers {
         let mut clients = Vec::with_capacity(CONNECTIONS);
         for _ in 0..CONNECTIONS {
-            clients.push(Arc::new(client(&server.url).await));
+            clients.push(Arc::new(client(&server.url, kept).await));
         }
         load(&clients, Duration::from_millis(500)).await;
         pools.push(clients);
     }
-    let (mut rates, mut p50s, mut p99s) = ([vec![], vec![]], [vec![], vec![]], [vec![], vec![]]);
+    let (mut rates, mut p50s, mut p99s) =
+        ([(); 3].map(|()| vec![]), [(); 3].map(|()| vec![]), [(); 3].map(|()| vec![]));
     for _ in 0..rounds {
         for (n, clients) in pools.iter().enumerate() {
             let (rate, times) = load(clients, span).await;
@@ -129,15 +162,19 @@ pub async fn http_load(rounds: usize, span: Duration) {
     let median_time = |values: &[Duration]| Samples::new(values.to_vec()).p50();
     println!("| server | calls/s (median of {rounds}) | p50 | p99 |\n|---|---|---|---|");
     let mut figures = Vec::new();
-    for (n, name) in ["mcp-wasm-host --http", "native rmcp HTTP server"].iter().enumerate() {
+    let names = ["mcp-wasm-host --http", "native rmcp HTTP server", "native rmcp, `json_response` on"];
+    for (n, name) in names.iter().enumerate() {
         let rate = median(&mut rates[n]);
         let (p50, p99) = (median_time(&p50s[n]), median_time(&p99s[n]));
         println!("| {name} | {rate:.0} | {} | {} |", ms(p50), ms(p99));
         figures.push((rate, p99));
     }
-    println!(
-        "\nratio (wasm / native): calls/s {:.2}x, p99 {:.2}x\n",
-        figures[0].0 / figures[1].0,
-        figures[0].1.as_secs_f64() / figures[1].1.as_secs_f64()
-    );
+    for (n, against) in [(1, "native"), (2, "native, `json_response` on")] {
+        println!(
+            "\nratio (wasm / {against}): calls/s {:.2}x, p99 {:.2}x",
+            figures[0].0 / figures[n].0,
+            figures[0].1.as_secs_f64() / figures[n].1.as_secs_f64()
+        );
+    }
+    println!();
 }

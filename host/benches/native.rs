@@ -1,6 +1,8 @@
 //! The baseline: a native rmcp server with the same `echo` tool (same
 //! schema, same text and structured result), run as a child process, over
-//! stdio or (with `SERVE_ENV=http`) over Streamable HTTP on a free port.
+//! stdio or (with `SERVE_ENV=http`) over Streamable HTTP on a free port
+//! (`SERVE_ENV=http-json`: with rmcp's `json_response` on, as the host
+//! serves: a one-message answer as `application/json`, not SSE).
 //! With `SERVE_ENV=reactor` it serves stdio through the host's own stdin /
 //! stdout streams (`host/src/transport/stdio_streams.rs`) instead of
 //! rmcp's `stdio()`: what is left between it and the host is then the
@@ -69,8 +71,10 @@ fn native_echo() -> NativeEcho {
 /// Serves over stdio until stdin closes, or over HTTP until killed.
 pub fn serve() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    if std::env::var(SERVE_ENV).as_deref() == Ok("http") {
-        return runtime.block_on(serve_http());
+    match std::env::var(SERVE_ENV).as_deref() {
+        Ok("http") => return runtime.block_on(serve_http(false)),
+        Ok("http-json") => return runtime.block_on(serve_http(true)),
+        _ => {}
     }
     let reactor = std::env::var(SERVE_ENV).as_deref() == Ok("reactor");
     runtime.block_on(async {
@@ -84,8 +88,9 @@ pub fn serve() {
 }
 
 /// rmcp's Streamable HTTP service on hyper, as the host serves it (without
-/// the host's limits and probes), announcing its address as the host does.
-async fn serve_http() {
+/// the host's limits and probes), announcing its address as the host does;
+/// with `json`, rmcp's `json_response` on.
+async fn serve_http(json: bool) {
     use hyper_util::rt::TokioIo;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -93,7 +98,7 @@ async fn serve_http() {
     let service = StreamableHttpService::new(
         || Ok(native_echo()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        StreamableHttpServerConfig::default().with_json_response(json),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     eprintln!("native: serving MCP over Streamable HTTP at http://{}/mcp", listener.local_addr().unwrap());
