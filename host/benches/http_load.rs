@@ -11,11 +11,9 @@
 //! 64 connections, each kept for the whole run.
 //!
 //! The native server runs twice: with rmcp's defaults (each answer a
-//! one-event SSE stream; the client drops the stream after that event, so
-//! its connection is closed and the next call opens a new one), and with
-//! `json_response` on, as the host serves (the answer as
-//! `application/json`, read whole, so the connection is kept). The ratios
-//! are against both.
+//! one-event SSE stream), and with `json_response` on, as the host serves
+//! (a one-message answer as `application/json`). The ratios are against
+//! both.
 
 use std::process::Stdio;
 use std::sync::Arc;

@@ -1,9 +1,8 @@
 //! How a 2026-07-28 request is answered over Streamable HTTP: a call whose
 //! first message is its answer gets it as `application/json`, and the
-//! connection stays open for the next request (an SSE answer that a client
-//! drops after its one event costs it the connection); a call that
-//! reports progress first gets an SSE stream, progress then the answer,
-//! so nothing it sent is lost.
+//! connection stays open for the next request; a call that reports
+//! progress first gets an SSE stream, progress then the answer, so nothing
+//! it sent is lost.
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
