@@ -82,6 +82,17 @@ impl<T: Clone + std::fmt::Display> Lines<T> {
 
     /// Waits until `check` over all lines so far returns something.
     pub async fn wait_until<R>(&self, what: &str, check: impl Fn(&[T]) -> Option<R>) -> R {
+        self.wait_until_within(what, PATIENCE, check).await
+    }
+
+    /// [`Self::wait_until`], for up to `patience` (for what waits on a
+    /// cold compile, whose time grows with the machine's load).
+    pub async fn wait_until_within<R>(
+        &self,
+        what: &str,
+        patience: Duration,
+        check: impl Fn(&[T]) -> Option<R>,
+    ) -> R {
         let wait = async {
             loop {
                 let notified = self.changed.notified();
@@ -91,7 +102,7 @@ impl<T: Clone + std::fmt::Display> Lines<T> {
                 notified.await;
             }
         };
-        match tokio::time::timeout(PATIENCE, wait).await {
+        match tokio::time::timeout(patience, wait).await {
             Ok(found) => found,
             Err(_) => panic!("timed out waiting for {what}; lines so far:\n{}", self.dump()),
         }
