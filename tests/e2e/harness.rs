@@ -242,8 +242,20 @@ impl Lines<LogLine> {
 
     /// Waits until an event satisfies `pred`, and returns it.
     pub async fn wait_for_event(&self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
-        self.wait_until(what, |lines| lines.iter().filter_map(LogLine::event).find(|e| pred(e)).cloned())
-            .await
+        self.wait_for_event_within(what, PATIENCE, pred).await
+    }
+
+    /// [`Self::wait_for_event`], for up to `patience`.
+    pub async fn wait_for_event_within(
+        &self,
+        what: &str,
+        patience: Duration,
+        pred: impl Fn(&Event) -> bool,
+    ) -> Event {
+        self.wait_until_within(what, patience, |lines| {
+            lines.iter().filter_map(LogLine::event).find(|e| pred(e)).cloned()
+        })
+        .await
     }
 
     /// Waits until at least `count` events satisfy `pred`, and returns them all.

@@ -2,11 +2,11 @@
 //! swaps a plain component for a new version, here another toolchain's
 //! build with other tools, and `oci://` serves one pulled from a registry.
 
-use serde_json::{Value, json};
-
 use std::time::Duration;
 
-use crate::harness::{Host, LogLine, Start, guest};
+use serde_json::{Value, json};
+
+use crate::harness::{Host, Start, guest};
 use crate::registry_harness::TestRegistry;
 use crate::watch::{replace, tool_names};
 
@@ -43,9 +43,7 @@ async fn a_watched_plain_component_becomes_another_toolchains_build_and_the_serv
     // componentize-js): on two loaded cores that took more than PATIENCE.
     let reloaded = host
         .stderr
-        .wait_until_within("the reload", COMPILE_PATIENCE, |lines| {
-            lines.iter().filter_map(LogLine::event).find(|e| e.message() == "component reloaded").cloned()
-        })
+        .wait_for_event_within("the reload", COMPILE_PATIENCE, |e| e.message() == "component reloaded")
         .await;
     assert!(reloaded.str("tools").unwrap().contains("calc.run"), "{reloaded}");
     host.test_client.events.wait_for("tools/list_changed", |event| event == "tools/list_changed").await;
