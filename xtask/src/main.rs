@@ -89,24 +89,8 @@ fn build_guests(root: &Path) -> Result<()> {
         println!("built {}", dest.display());
     }
 
-    // The hostile component built with one extra finding each: the tool
-    // schema that burned hosts down, a tool list that never comes, a tool
-    // name that would forge log lines, templates that make a matcher
-    // quadratic, and a URI that shadows another component's template. Each
-    // in a target dir of its own, so no build undoes another's and an
-    // unchanged one is not rebuilt (`./dev serve` and `./dev call` run this
-    // every time).
-    for feature in ["schema-bomb", "list-spins", "forged-name", "long-templates", "shadow"] {
-        let target_dir = format!("target/hostile-{feature}");
-        cargo_build_in(&guests, "wasm32-wasip2", &["-p", "hostile", "--features", feature], &target_dir)?;
-        let built = guests.join(format!("{target_dir}/wasm32-wasip2/release/hostile.wasm"));
-        let dest = out.join(format!("hostile-{feature}.wasm"));
-        std::fs::copy(&built, &dest).with_context(|| format!("copying {}", built.display()))?;
-        println!("built {}", dest.display());
-    }
-
     // Only the demo is wanted for wasip1.
-    cargo_build_in(&guests, "wasm32-wasip1", &["-p", "demo"], "target")?;
+    cargo_build_in(&guests, "wasm32-wasip1", &["-p", "demo"])?;
     let module = std::fs::read(guests.join("target/wasm32-wasip1/release/demo.wasm"))?;
     let component = wit_component::ComponentEncoder::default()
         .module(&module)?
@@ -146,11 +130,17 @@ fn add_package_docs(component: &Path, wit: &Path) -> Result<()> {
 }
 
 /// The components of the guest workspace, by crate name: every crate in a
-/// folder of `guest-tools/` or of `guest-tools/plain/` whose Cargo.toml
-/// builds a `cdylib` (the SDK, `mcp-tool`, is a library they use).
+/// folder of `guest-tools/`, `guest-tools/plain/` or
+/// `guest-tools/hostile/variants/` whose Cargo.toml builds a `cdylib` (the
+/// SDK, `mcp-tool`, is a library they use). The variants are the hostile
+/// component with one extra finding each: the tool schema that burned hosts
+/// down, a tool list that never comes, a tool name that would forge log
+/// lines, templates that make a matcher quadratic, and a URI that shadows
+/// another component's template. As crates of their own, one workspace
+/// build makes them on the others' dependencies.
 fn guest_crates(guests: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    for parent in [guests.to_path_buf(), guests.join("plain")] {
+    for parent in [guests.to_path_buf(), guests.join("plain"), guests.join("hostile/variants")] {
         for entry in std::fs::read_dir(&parent)? {
             let path: PathBuf = entry?.path();
             let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
@@ -177,21 +167,21 @@ fn package_name(manifest: &str) -> Option<String> {
 
 /// `cargo build --release` for `target` in the guest workspace: every member.
 fn cargo_build(guests: &Path, target: &str) -> Result<()> {
-    cargo_build_in(guests, target, &[], "target")
+    cargo_build_in(guests, target, &[])
 }
 
 /// `cargo build --release --target TARGET` in the guest workspace, with
-/// `extra` arguments, into `target_dir` (relative to the guests). Isolated
-/// from the cargo that runs this task: its own target dir (sharing the
-/// host's deadlocks on the build lock) and none of the inherited variables
-/// that would override the guests' settings.
-fn cargo_build_in(guests: &Path, target: &str, extra: &[&str], target_dir: &str) -> Result<()> {
+/// `extra` arguments, into `guest-tools/target`. Isolated from the cargo
+/// that runs this task: its own target dir (sharing the host's deadlocks on
+/// the build lock) and none of the inherited variables that would override
+/// the guests' settings.
+fn cargo_build_in(guests: &Path, target: &str, extra: &[&str]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(guests)
         .args(["build", "--release", "--target", target])
         .args(extra)
-        .env("CARGO_TARGET_DIR", guests.join(target_dir))
+        .env("CARGO_TARGET_DIR", guests.join("target"))
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
