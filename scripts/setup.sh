@@ -66,12 +66,14 @@ fi
 npm_ci guest-tools/js
 # weval, for componentize-js's ahead-of-time build of the JavaScript tools
 # (guest-tools/js/build.mjs), from crates.io: componentize-js would
-# otherwise download a binary from GitHub. Built once per machine, into the
-# user's cache, not into each clone: building it takes 5-12 minutes on two
-# cores, which every clean clone (CI's among them) paid again. .tools/weval
-# links to it, where xtask and the tests look.
+# otherwise download a binary from GitHub. Built once per machine, beside
+# cargo's other installs, not into each clone: building it takes 5-12
+# minutes on two cores, which every clean clone (CI's among them) paid
+# again. Not under XDG_CACHE_HOME, which the README examples' cold runs
+# point at an empty dir for a cold compile cache. .tools/weval links to it,
+# where xtask and the tests look.
 WEVAL=0.5.1
-weval_root="${XDG_CACHE_HOME:-$HOME/.cache}/mcp-wasm-host/weval-$WEVAL"
+weval_root="${CARGO_HOME:-$HOME/.cargo}/mcp-wasm-host/weval-$WEVAL"
 if ! "$weval_root/bin/weval" --version 2>/dev/null | grep -q " $WEVAL\$"; then
     echo "building weval $WEVAL into $weval_root (once per machine, a few minutes) ..." >&2
     env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_BUILD_TARGET \
