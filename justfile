@@ -17,11 +17,12 @@ default:
 setup *flags:
     scripts/setup.sh {{flags}}
 
-# Build the host (release: one profile for tests, benches and the binary).
-# All targets at once, so the binary and the tests share one feature set and
-# `cargo test` does not rebuild the host.
+# Build the host and everything `cargo test` runs (release: one profile for
+# tests and the binary), at once, so the binary and the tests share one
+# feature set and `cargo test` does not rebuild the host. Not the bench:
+# `bench` builds it as shipped (`--profile dist`), and lint checks it.
 build: setup
-    cargo build --release --workspace --all-targets 1>&2
+    cargo test --release --workspace --no-run 1>&2
 
 # Build the host binary alone: what `serve`, `call` and `inspect` run (no
 # test or bench target, no test package).
