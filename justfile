@@ -20,9 +20,11 @@ setup *flags:
 # Build the host and everything `cargo test` runs (release: one profile for
 # tests and the binary), at once, so the binary and the tests share one
 # feature set and `cargo test` does not rebuild the host. Not the bench:
-# `bench` builds it as shipped (`--profile dist`), and lint checks it.
+# `bench` builds it as shipped (`--profile dist`), and lint checks it. Not
+# xtask (it has no tests): `guests` runs it with its own features, and
+# built here too its dependencies were compiled twice.
 build: setup
-    cargo test --release --workspace --no-run 1>&2
+    cargo test --release --workspace --exclude xtask --no-run 1>&2
 
 # Build the host binary alone: what `serve`, `call` and `inspect` run (no
 # test or bench target, no test package).
@@ -81,7 +83,7 @@ lint:
 # TypeScript and Python SDKs; the official conformance suite over --http,
 # against one host and against three behind HAProxy.
 test: (setup "--with-node") build guests lint
-    cargo test --release --workspace
+    cargo test --release --workspace --exclude xtask
     cd guest-tools && cargo test -p mcp-tool
     PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s guest-tools/python/tests
     node --test guest-tools/js/test/
