@@ -17,16 +17,11 @@ const SWAP_PATIENCE: Duration = Duration::from_secs(180);
 /// Waits (up to [`SWAP_PATIENCE`]) until the host logs that optimized code
 /// replaced the baseline code.
 async fn wait_for_swap(host: &Host) -> Event {
-    let deadline = Instant::now() + SWAP_PATIENCE;
-    loop {
-        let swapped =
-            host.stderr.events().into_iter().find(|e| e.message().starts_with("optimized code replaced"));
-        if let Some(event) = swapped {
-            return event;
-        }
-        assert!(Instant::now() < deadline, "no swap to optimized code; log:\n{}", host.stderr.dump());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    host.stderr
+        .wait_for_event_within("a swap to optimized code", SWAP_PATIENCE, |e| {
+            e.message().starts_with("optimized code replaced")
+        })
+        .await
 }
 
 /// The `call ended` event of the `n`th call of `tool` (from 1).
