@@ -62,9 +62,12 @@ pub struct ToolServer {
     caller: Caller,
     /// The resources this session follows (`resources/subscribe`).
     following: Arc<subscriptions::Following>,
-    /// This session's tasks and paused calls. Running calls hold a
-    /// [`Caller`], never this, so it is dropped with the session.
-    calls: Arc<SessionCalls>,
+    /// This session's tasks and paused calls, made when its first request
+    /// needs them: a 2026-07-28 request over HTTP is served by a session of
+    /// its own that never does (its calls are the sessionless ones), so it
+    /// makes none. Running calls hold a [`Caller`], never this, so it is
+    /// dropped with the session.
+    calls: Arc<std::sync::OnceLock<SessionCalls>>,
 }
 
 /// What running a call needs: the server's tools and runner, and the
@@ -115,8 +118,8 @@ struct SessionCalls {
 }
 
 impl SessionCalls {
-    fn new(stats: Arc<Stats>, kept: Kept, store: Option<&TaskStore>) -> Arc<Self> {
-        Arc::new(SessionCalls { tasks: Tasks::new(kept, store), paused: PausedCalls::new(stats) })
+    fn new(stats: Arc<Stats>, kept: Kept, store: Option<&TaskStore>) -> Self {
+        SessionCalls { tasks: Tasks::new(kept, store), paused: PausedCalls::new(stats) }
     }
 }
 
@@ -152,11 +155,11 @@ impl ToolServer {
             state_keys: state_keys.map(Arc::new),
             fairness,
             subscribers: Arc::default(),
-            sessionless: SessionCalls::new(stats.clone(), kept.clone(), task_store.as_ref()),
-            kept: kept.clone(),
+            sessionless: Arc::new(SessionCalls::new(stats, kept.clone(), task_store.as_ref())),
+            kept,
         };
         let caller = Caller { shared: Arc::new(shared), log_filter: Arc::default() };
-        Ok(Self { caller, following: Arc::default(), calls: SessionCalls::new(stats, kept, None) })
+        Ok(Self { caller, following: Arc::default(), calls: Arc::default() })
     }
 
     /// Serves the tools of `components`, loaded in `took`, and lets the
@@ -191,9 +194,11 @@ impl ToolServer {
     /// and paused calls.
     pub(crate) fn new_session(&self) -> Self {
         let shared = self.caller.shared.clone();
-        // A session lives in one replica: its tasks stay here.
-        let calls = SessionCalls::new(shared.runner.stats().clone(), shared.kept.clone(), None);
-        Self { caller: Caller { shared, log_filter: Arc::default() }, following: Arc::default(), calls }
+        Self {
+            caller: Caller { shared, log_filter: Arc::default() },
+            following: Arc::default(),
+            calls: Arc::default(),
+        }
     }
 
     /// The tasks and paused calls `context`'s request may reach: its
@@ -203,7 +208,12 @@ impl ToolServer {
             .extensions
             .get::<http::request::Parts>()
             .is_some_and(|request| !request.headers.contains_key("mcp-session-id"));
-        if sessionless { &self.caller.shared.sessionless } else { &self.calls }
+        let shared = &self.caller.shared;
+        if sessionless {
+            return &shared.sessionless;
+        }
+        // A session lives in one replica: its tasks stay here.
+        self.calls.get_or_init(|| SessionCalls::new(shared.runner.stats().clone(), shared.kept.clone(), None))
     }
 
     /// What runs the calls (its engine and guest threads load components too).
