@@ -367,12 +367,19 @@ impl ServerHandler for ToolServer {
         .await
     }
 
-    /// The tool `name` as listed: over HTTP on 2026-07-28, rmcp checks a
-    /// `tools/call`'s `Mcp-Param-*` headers against the parameters its input
-    /// schema marks with `x-mcp-header` (SEP-2243), and refuses a mismatch
-    /// with -32020 before the call reaches the host.
+    /// The tool `name`'s name and input schema: over HTTP on 2026-07-28,
+    /// rmcp checks a `tools/call`'s `Mcp-Param-*` headers against the
+    /// parameters its input schema marks with `x-mcp-header` (SEP-2243), and
+    /// refuses a mismatch with -32020 before the call reaches the host.
+    ///
+    /// That check is all rmcp 3.11 asks this for (its only two callers take
+    /// `input_schema` and drop the rest), once for every such request: the
+    /// listed tool's description, annotations and `_meta` are not copied
+    /// for it. `tools/list` answers from the listed tools themselves.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.caller.shared.tools().listed().iter().find(|tool| tool.name == name).cloned()
+        let tools = self.caller.shared.tools();
+        let tool = tools.listed().iter().find(|tool| tool.name == name)?;
+        Some(Tool::new_with_raw(tool.name.clone(), None, tool.input_schema.clone()))
     }
 
     async fn list_tools(
