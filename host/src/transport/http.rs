@@ -379,10 +379,11 @@ impl Handler {
         if let Some(caller) = caller.filter(|_| new_session) {
             caller.own_new_session(&response, &self.sessions);
         }
-        let response = held.charge_to(response);
-        match answering {
-            Some(open) => open.counting(response),
-            None => response,
+        // One wrapper keeps both until the answer is written (hyper drops
+        // its body then): the body's charge and the answer's count.
+        match (held.into_charge(), answering) {
+            (None, None) => response,
+            guards => answers::keeping(response, guards),
         }
     }
 }

@@ -46,14 +46,6 @@ impl Answers {
 /// One response being answered; counted until dropped.
 pub(super) struct Open(Arc<Answers>);
 
-impl Open {
-    /// `response`, counted until its body is written (hyper drops it then)
-    /// or abandoned.
-    pub(super) fn counting(self, response: Response<Body>) -> Response<Body> {
-        keeping(response, self)
-    }
-}
-
 impl Drop for Open {
     fn drop(&mut self) {
         if self.0.open.fetch_sub(1, Ordering::SeqCst) == 1 {

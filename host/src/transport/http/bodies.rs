@@ -16,6 +16,7 @@
 //! 3 s; charged by size alone, 40 bodies of zeros queued behind one call did.
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -23,7 +24,6 @@ use http::{Response, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper::body::{Bytes, Incoming};
 
-use super::answers::keeping;
 use super::{Body, MAX_BODY, closing, plain};
 use crate::budget::{Budget, Charge};
 use crate::limits::HumanBytes;
@@ -81,29 +81,56 @@ impl BodyBudget {
             }
             self.charge(&mut held, declared)?;
         }
-        let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0));
+        // A body that comes in one frame (nearly every request's) is kept
+        // as hyper read it; only one in several frames is copied together.
+        let mut whole = Bytes::new();
+        let mut joined: Option<BytesMut> = None;
         let read = async {
             let mut body = body;
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|err| Refusal::Unreadable(err.to_string()))?;
                 let Ok(data) = frame.into_data() else { continue };
-                let size = buffer.len().saturating_add(data.len());
+                let size = whole
+                    .len()
+                    .saturating_add(joined.as_ref().map_or(0, BytesMut::len))
+                    .saturating_add(data.len());
                 if size > MAX_BODY {
                     return Err(Refusal::TooLarge);
                 }
                 self.charge(&mut held, size)?;
+                if whole.is_empty() && joined.is_none() {
+                    whole = data;
+                    continue;
+                }
+                let buffer = joined.get_or_insert_with(|| {
+                    let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0).max(size));
+                    buffer.extend_from_slice(&std::mem::take(&mut whole));
+                    buffer
+                });
                 buffer.extend_from_slice(&data);
             }
             Ok(())
         };
-        match tokio::time::timeout(timeout, read).await {
+        // Polled once before a timer is armed: a body that came with its
+        // headers is read at once, and registers no timer to cancel.
+        let outcome = {
+            let mut read = std::pin::pin!(read);
+            match std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
+                Poll::Ready(outcome) => Ok(outcome),
+                Poll::Pending => tokio::time::timeout(timeout, read).await,
+            }
+        };
+        match outcome {
             Ok(Ok(())) => {}
             Ok(Err(refusal)) => return Err(refusal),
             Err(_) => return Err(Refusal::TimedOut(timeout)),
         }
-        // Before anything parses it: what its values will cost.
+        let buffer = match joined {
+            Some(joined) => joined.freeze(),
+            None => whole,
+        };
         self.charge_cost(&mut held, crate::json_size::parsed_cost(&buffer, COPIES))?;
-        held.bytes = buffer.freeze();
+        held.bytes = buffer;
         Ok(held)
     }
 
@@ -129,13 +156,10 @@ impl BodyBudget {
 }
 
 impl HeldBody {
-    /// `response`, keeping the body's charge until the response is written
+    /// The body's charge, for its response to keep until it is written
     /// (for a call: until its answer), when hyper drops it.
-    pub(super) fn charge_to(self, response: Response<Body>) -> Response<Body> {
-        match self.charge {
-            Some(charge) => keeping(response, charge),
-            None => response,
-        }
+    pub(super) fn into_charge(self) -> Option<Charge> {
+        self.charge
     }
 }
 
