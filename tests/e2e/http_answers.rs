@@ -2,12 +2,13 @@
 //! first message is its answer gets it as `application/json`, and the
 //! connection stays open for the next request; a call that reports
 //! progress first gets an SSE stream, progress then the answer, so nothing
-//! it sent is lost.
+//! it sent is lost. A body that comes in several pieces is read whole.
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use crate::harness::PATIENCE;
@@ -93,4 +94,39 @@ async fn a_one_message_answer_is_json_on_a_kept_connection_and_progress_first_is
     let (kind, _) = post(&mut sender, &host, &call(5, "echo", json!({ "text": "again" }), json!({}))).await;
     assert_eq!(kind, "application/json");
     assert!(!connection.is_finished(), "the host closed the connection");
+}
+
+#[tokio::test]
+async fn a_body_sent_in_chunks_is_read_whole() {
+    // The host keeps a body of one frame as hyper read it and joins one of
+    // several: chunked transfer coding hands hyper's reader each chunk as a
+    // frame of its own, however they arrive.
+    let host = HttpHost::start(&[]).await;
+    let text = "pieces of one request";
+    let body = call(7, "echo", json!({ "text": text }), json!({})).to_string();
+    let (first, rest) = body.split_at(body.len() / 3);
+    let (second, third) = rest.split_at(rest.len() / 2);
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: {VERSION}\r\n\
+         mcp-method: tools/call\r\nmcp-name: echo\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        host.addr
+    );
+    for chunk in [first, second, third] {
+        request.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
+    }
+    request.push_str("0\r\n\r\n");
+    let mut socket = TcpStream::connect(host.addr).await.unwrap();
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, socket.read_to_end(&mut answer))
+        .await
+        .expect("the host answered and closed the connection")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, json) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let message: Value = serde_json::from_str(json).unwrap_or_else(|err| panic!("{err}: {answer}"));
+    assert_eq!(message["id"], 7, "{answer}");
+    assert_eq!(message["result"]["content"][0]["text"], text, "{answer}");
 }
