@@ -83,6 +83,10 @@ impl BodyBudget {
         }
         // A body that comes in one frame (nearly every request's) is kept
         // as hyper read it; only one in several frames is copied together.
+        // That frame is a slice of the connection's read buffer: keeping it
+        // allocates nothing, and what it pins is hyper's own per-connection
+        // buffer (at most hyper's buffer limit, a connection answering one
+        // request at a time, under --max-connections).
         let mut whole = Bytes::new();
         let mut joined: Option<BytesMut> = None;
         let read = async {
@@ -129,6 +133,7 @@ impl BodyBudget {
             Some(joined) => joined.freeze(),
             None => whole,
         };
+        // Before anything parses it: what its values will cost.
         self.charge_cost(&mut held, crate::json_size::parsed_cost(&buffer, COPIES))?;
         held.bytes = buffer;
         Ok(held)
