@@ -8,11 +8,11 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
 
 use crate::harness::PATIENCE;
-use crate::http_limits::HttpHost;
+use crate::http_limits::{HttpHost, until_closed};
 
 const VERSION: &str = "2026-07-28";
 
@@ -118,12 +118,7 @@ async fn a_body_sent_in_chunks_is_read_whole() {
     request.push_str("0\r\n\r\n");
     let mut socket = TcpStream::connect(host.addr).await.unwrap();
     socket.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(PATIENCE, socket.read_to_end(&mut answer))
-        .await
-        .expect("the host answered and closed the connection")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer);
+    let answer = until_closed(&mut socket, "the host answered and closed the connection").await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let (_, json) = answer.split_once("\r\n\r\n").expect("a head and a body");
     let message: Value = serde_json::from_str(json).unwrap_or_else(|err| panic!("{err}: {answer}"));

@@ -288,6 +288,14 @@ pub(crate) fn session_digest(id: &str) -> String {
     digest.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
 }
 
+/// Everything the host writes on `socket` until it closes it, read within
+/// `PATIENCE` (else the test fails saying `what`), as text.
+pub(crate) async fn until_closed(socket: &mut TcpStream, what: &str) -> String {
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, socket.read_to_end(&mut answer)).await.expect(what).unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
 #[tokio::test]
 async fn an_idle_session_is_closed_after_the_idle_timeout_and_a_busy_one_is_not() {
     // On main sessions lived for rmcp's fixed 5-minute keep-alive, and that
@@ -355,12 +363,7 @@ async fn a_client_that_never_finishes_its_body_gets_408() {
     let head = "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
                 accept: application/json, text/event-stream\r\ncontent-length: 1000\r\n\r\n{\"jsonrpc\":";
     socket.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(PATIENCE, socket.read_to_end(&mut answer))
-        .await
-        .expect("the host answered and closed the connection")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer);
+    let answer = until_closed(&mut socket, "the host answered and closed the connection").await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("--http-body-timeout"), "{answer}");
     host.open_session(json!({})).await;
@@ -464,12 +467,7 @@ async fn connections_beyond_the_cap_are_refused_at_once() {
     let host = HttpHost::start(&["--max-connections", "2"]).await;
     let held = [TcpStream::connect(host.addr).await.unwrap(), TcpStream::connect(host.addr).await.unwrap()];
     let mut third = TcpStream::connect(host.addr).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(PATIENCE, third.read_to_end(&mut answer))
-        .await
-        .expect("the extra connection was closed at once")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer);
+    let answer = until_closed(&mut third, "the extra connection was closed at once").await;
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     host.stderr.wait_for_event("the cap in the log", |e| e.message().contains("--max-connections")).await;
     // A slot frees when a connection closes; then new ones are served.
