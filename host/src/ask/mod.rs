@@ -65,6 +65,7 @@ pub use question::{AskError, Question, form_params};
 pub use replay::AnswerBook;
 
 use client_asks::ClientAsks;
+pub(crate) use notify::RequestStream;
 use notify::{Note, RateLimit};
 
 /// The longest logger name a log record keeps.
@@ -255,6 +256,9 @@ pub struct CallChannel {
     progress_budget: RateLimit,
     log_budget: RateLimit,
     notifier: Option<Notifier>,
+    /// Where notifications go instead of `peer`, when the host answers the
+    /// request itself (its own stream; a shared peer could not route them).
+    stream: Option<RequestStream>,
     /// Log records and progress reports dropped: by the rate limits, the
     /// byte budget or a full queue.
     dropped: u64,
@@ -297,6 +301,7 @@ impl CallChannel {
             progress_budget: RateLimit::new(20, 20.0),
             log_budget: RateLimit::new(50, 50.0),
             notifier: None,
+            stream: None,
             dropped: 0,
             caps: (&CallLimits::default()).into(),
             notified_bytes: 0,
@@ -324,6 +329,7 @@ impl CallChannel {
             // Listing and cleanup still get to log to stderr, within reason.
             log_budget: RateLimit::new(50, 50.0),
             notifier: None,
+            stream: None,
             dropped: 0,
             caps: (&CallLimits::default()).into(),
             notified_bytes: 0,
@@ -346,6 +352,12 @@ impl CallChannel {
     /// How many log records and progress reports were dropped.
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// Sends this call's notifications down `stream`, its request's own
+    /// answer, rather than to the peer.
+    pub(crate) fn notify_on(&mut self, stream: RequestStream) {
+        self.stream = Some(stream);
     }
 
     /// Takes the call's notification sender, if it sent any notification.
@@ -454,7 +466,11 @@ impl CallChannel {
             self.dropped += 1;
             return;
         }
-        let notifier = self.notifier.get_or_insert_with(|| Notifier::to_peer(peer.clone()));
+        let stream = &self.stream;
+        let notifier = self.notifier.get_or_insert_with(|| match stream {
+            Some(stream) => Notifier::to_stream(stream.clone()),
+            None => Notifier::to_peer(peer.clone()),
+        });
         if notifier.offer(note) {
             self.notified_bytes += size;
         } else {

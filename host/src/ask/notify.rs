@@ -13,7 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rmcp::RoleServer;
-use rmcp::model::{LoggingMessageNotificationParam, ProgressNotificationParam};
+use rmcp::model::{
+    LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotification,
+    ProgressNotificationParam, ServerJsonRpcMessage, ServerNotification,
+};
 use rmcp::service::Peer;
 use tokio::sync::mpsc;
 
@@ -76,6 +79,26 @@ impl Notifier {
         })
     }
 
+    /// A sender to one request's own stream (the host's HTTP answer to a
+    /// 2026-07-28 call, see `transport::http::direct`): a notification
+    /// there names no request, so it must go down that request's answer.
+    pub(crate) fn to_stream(stream: RequestStream) -> Self {
+        Notifier::start(move |note| {
+            let stream = stream.0.clone();
+            async move {
+                let notification = match note {
+                    Note::Progress(note) => {
+                        ServerNotification::ProgressNotification(ProgressNotification::new(note))
+                    }
+                    Note::Log(note) => {
+                        ServerNotification::LoggingMessageNotification(LoggingMessageNotification::new(note))
+                    }
+                };
+                stream.send(ServerJsonRpcMessage::notification(notification)).await.is_ok()
+            }
+        })
+    }
+
     /// Queues `note`, unless the queue is full. Never waits.
     pub(crate) fn offer(&mut self, note: Note) -> bool {
         let queued = self.queue.try_send(note).is_ok();
@@ -101,6 +124,12 @@ impl Notifier {
         self.sender.abort();
     }
 }
+
+/// The messages of one request's answer, in order, when the host answers
+/// that request itself rather than through an rmcp session: kept in the
+/// request's extensions, where a call's channel finds it.
+#[derive(Clone)]
+pub(crate) struct RequestStream(pub(crate) mpsc::Sender<ServerJsonRpcMessage>);
 
 /// A token bucket: bursts up to `burst`, then `per_second` on average.
 pub(crate) struct RateLimit {

@@ -374,6 +374,9 @@ impl Caller {
             self.shared.runner.stats().clone(),
         ));
         channel.announce_updates_to(self.shared.subscribers.sink_for(component));
+        if let Some(stream) = context.extensions.get::<crate::ask::RequestStream>() {
+            channel.notify_on(stream.clone());
+        }
         channel
     }
 
