@@ -38,6 +38,7 @@
 mod answers;
 mod bodies;
 mod callers;
+mod direct;
 mod probes;
 mod sessions;
 mod tls;
@@ -189,19 +190,30 @@ async fn serve(
     // 2026-07-28) keep SSE either way.
     let config = StreamableHttpServerConfig::default()
         .with_json_response(true)
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(MAX_BODY)
         .with_cancellation_token(shutdown.child_token());
     let sessions = Arc::new(BoundedSessions::new(options.max_sessions, stats.metrics().mcp_sessions()));
     sessions.reap_idle(options.idle_timeout, shutdown.clone());
     let tools = server.clone();
+    let direct = direct::Direct::new(server.clone(), &hosts, shutdown.child_token());
     let service = StreamableHttpService::new(move || Ok(server.new_session()), sessions.clone(), config);
     let body_timeout = options.body_timeout;
     let bodies = BodyBudget::new(options.max_request_memory);
     let gate = options.auth.map(Gate::new).transpose()?;
-    let handler =
-        Arc::new(Handler { service, tools, body_timeout, bodies, stats, sessions, draining, answers, gate });
+    let handler = Arc::new(Handler {
+        service,
+        direct,
+        tools,
+        body_timeout,
+        bodies,
+        stats,
+        sessions,
+        draining,
+        answers,
+        gate,
+    });
     let listener = TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -311,6 +323,8 @@ async fn serve_connection(
 /// hands it to rmcp (unless draining refuses it).
 struct Handler {
     service: Mcp,
+    /// The host's own answer to a plain 2026-07-28 `tools/call`.
+    direct: direct::Direct,
     /// The server sessions are made from; asked whether its tools are loaded.
     tools: ToolServer,
     body_timeout: Duration,
@@ -370,15 +384,21 @@ impl Handler {
         {
             return forbidden;
         }
-        let new_session = !parts.headers.contains_key(callers::SESSION);
-        let request = Request::from_parts(parts, Full::new(body.clone()));
-        let (response, refused) = watch_refusal(Box::pin(self.service.handle(request))).await;
-        if refused {
-            return busy_sessions(&body);
-        }
-        if let Some(caller) = caller.filter(|_| new_session) {
-            caller.own_new_session(&response, &self.sessions);
-        }
+        let response = match self.direct.take(&parts, &body) {
+            Some(call) => Box::pin(self.direct.answer(call, parts)).await,
+            None => {
+                let new_session = !parts.headers.contains_key(callers::SESSION);
+                let request = Request::from_parts(parts, Full::new(body.clone()));
+                let (response, refused) = watch_refusal(Box::pin(self.service.handle(request))).await;
+                if refused {
+                    return busy_sessions(&body);
+                }
+                if let Some(caller) = caller.filter(|_| new_session) {
+                    caller.own_new_session(&response, &self.sessions);
+                }
+                response
+            }
+        };
         // One wrapper keeps both until the answer is written (hyper drops
         // its body then): the body's charge and the answer's count.
         match (held.into_charge(), answering) {
