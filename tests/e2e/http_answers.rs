@@ -3,6 +3,11 @@
 //! connection stays open for the next request; a call that reports
 //! progress first gets an SSE stream, progress then the answer, so nothing
 //! it sent is lost. A body that comes in several pieces is read whole.
+//!
+//! The host answers such a call itself, not through rmcp's service
+//! (`transport::http::direct`): a client that goes mid-call still stops
+//! the call and has its cleanup run, and log records the request asked
+//! for still come down its answer.
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
@@ -124,4 +129,94 @@ async fn a_body_sent_in_chunks_is_read_whole() {
     let message: Value = serde_json::from_str(json).unwrap_or_else(|err| panic!("{err}: {answer}"));
     assert_eq!(message["id"], 7, "{answer}");
     assert_eq!(message["result"]["content"][0]["text"], text, "{answer}");
+}
+
+/// `message` as a raw HTTP/1.1 POST, with the headers of a 2026-07-28 call.
+fn raw_post(host: &HttpHost, message: &Value) -> String {
+    let body = message.to_string();
+    let tool = message["params"]["name"].as_str().unwrap();
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: {VERSION}\r\n\
+         mcp-method: tools/call\r\nmcp-name: {tool}\r\ncontent-length: {}\r\n\r\n{body}",
+        host.addr,
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn a_call_whose_client_goes_is_stopped_and_cleaned_up_and_the_next_is_served() {
+    let locks = tempfile::tempdir().unwrap();
+    let dir = locks.path().to_str().unwrap();
+    let host = HttpHost::start(&["--dir", dir]).await;
+    // Before any message is written (JSON would come), and after one (an
+    // SSE stream of progress): either way the client's leaving stops it.
+    let cases = [
+        ("spin", json!({}), json!({}), true),
+        ("countdown", json!({ "steps": 100000, "step_ms": 20 }), json!({ "progressToken": "p" }), false),
+    ];
+    for (n, (tool, arguments, extra, forced)) in cases.into_iter().enumerate() {
+        let mut socket = TcpStream::connect(host.addr).await.unwrap();
+        let request = raw_post(&host, &call(10 + n as u64, tool, arguments, extra));
+        socket.write_all(request.as_bytes()).await.unwrap();
+        host.stderr
+            .wait_for_event("the call to start", |e| {
+                e.message() == "call started" && e.str("tool") == Some(tool)
+            })
+            .await;
+        if !forced {
+            // The stream is open: its head and a first progress event came.
+            let mut head = [0u8; 512];
+            let read = tokio::time::timeout(PATIENCE, tokio::io::AsyncReadExt::read(&mut socket, &mut head))
+                .await
+                .expect("the stream's head in time")
+                .unwrap();
+            let head = String::from_utf8_lossy(&head[..read]);
+            assert!(head.contains("text/event-stream"), "{head}");
+        }
+        drop(socket);
+        let ended = host.stderr.wait_for_event("the call's end", |e| e.is_call_ended(tool)).await;
+        assert_eq!(ended.str("stop_reason"), Some("client-cancelled"), "{ended}");
+        assert_eq!(ended.bool("forced"), Some(forced), "{ended}");
+        assert_eq!(ended.str("cleanup"), Some("done"), "cleanup ran: {ended}");
+    }
+    let left: Vec<_> =
+        std::fs::read_dir(locks.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "cleanup left {left:?} behind");
+
+    // And the next call is served.
+    let stream = TcpStream::connect(host.addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    tokio::spawn(connection);
+    let (kind, body) =
+        post(&mut sender, &host, &call(20, "echo", json!({ "text": "next" }), json!({}))).await;
+    assert_eq!(kind, "application/json", "{body}");
+    assert!(body.contains("next"), "{body}");
+}
+
+#[tokio::test]
+async fn log_records_the_request_asks_for_come_down_its_answer() {
+    let host = HttpHost::start(&[]).await;
+    let stream = TcpStream::connect(host.addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    tokio::spawn(connection);
+    // No progress token: the one notification is the log record the tool
+    // writes just before it returns, queued as the call ends.
+    let arguments = json!({ "steps": 1, "step_ms": 1 });
+    let asked = json!({ "io.modelcontextprotocol/logLevel": "info" });
+    let (kind, body) = post(&mut sender, &host, &call(30, "countdown", arguments.clone(), asked)).await;
+    assert!(kind.starts_with("text/event-stream"), "{kind}: {body}");
+    let messages: Vec<Value> = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .collect();
+    assert_eq!(messages.len(), 2, "{body}");
+    assert_eq!(messages[0]["method"], "notifications/message", "{body}");
+    assert_eq!(messages[0]["params"]["data"], "counted down from 1", "{body}");
+    assert_eq!(messages[1]["id"], 30, "{body}");
+
+    // Not asked for: none, and the answer is JSON.
+    let (kind, body) = post(&mut sender, &host, &call(31, "countdown", arguments, json!({}))).await;
+    assert_eq!(kind, "application/json", "{body}");
 }
