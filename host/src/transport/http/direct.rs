@@ -94,49 +94,16 @@ impl Direct {
     pub(super) fn new(server: ToolServer, hosts: &[String], shutdown: CancellationToken) -> Self {
         let transport = Unrouted(shutdown.clone());
         let unrouted = rmcp::service::serve_directly(server.clone(), transport, None);
-        // Read as rmcp reads them: an authority with a port allows only
-        // that port (left to rmcp), anything else allows any.
-        let normal = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
-        let hosts = hosts
-            .iter()
-            .map(|host| host.trim())
-            .filter(|host| !host.is_empty())
-            .filter_map(|host| match host.parse::<http::uri::Authority>() {
-                Ok(authority) => authority.port_u16().is_none().then(|| normal(authority.host())),
-                Err(_) => Some(normal(host)),
-            })
-            .collect();
-        Direct { server, unrouted, hosts, shutdown }
+        Direct { server, unrouted, hosts: any_port(hosts), shutdown }
     }
 
     /// The request, if it is one this answers exactly as rmcp would;
     /// `None` sends it to rmcp. Cheap checks of the headers first, then the
     /// body is parsed (once; rmcp parses it again only if it gets it).
     pub(super) fn take(&self, parts: &Parts, body: &[u8]) -> Option<Taken> {
-        let headers = &parts.headers;
-        let plain = parts.method == http::Method::POST
-            && parts.uri.authority().is_none()
-            && !headers.contains_key(callers::SESSION)
-            && !headers.contains_key(http::header::ORIGIN)
-            && self.host_allowed(headers)
-            && accepts_json_and_sse(headers)
-            && media_type_is_json(only(headers, http::header::CONTENT_TYPE.as_str())?)
-            && only(headers, "mcp-protocol-version")? == VERSION
-            && only(headers, "mcp-method")? == "tools/call"
-            && !headers.keys().any(|name| name.as_str().starts_with("mcp-param-"));
-        if !plain {
-            return None;
-        }
-        let call: Call = serde_json::from_slice(body).ok()?;
-        let meta = call.params.meta.as_ref()?;
-        let version = ProtocolVersion::V_2026_07_28;
-        let taken = call.jsonrpc == "2.0"
-            && call.method == "tools/call"
-            && meta.protocol_version().as_ref() == Some(&version)
-            && meta.missing_required_keys(&version).is_empty()
-            && only(headers, "mcp-name")? == call.params.name
-            && !self.names_header_params(&call.params.name);
-        taken.then_some(Taken { id: call.id, params: call.params })
+        let name = plain_call(parts, &self.hosts)?;
+        let taken = parse_call(body, name)?;
+        (!self.names_header_params(&taken.params.name)).then_some(taken)
     }
 
     /// Runs the call `taken` to its answer: JSON when its first message is
@@ -157,49 +124,46 @@ impl Direct {
         context.extensions.insert(RequestStream(sender.clone()));
         let server = self.server.clone();
         let mut running = Running { call: Some(Box::pin(respond(server, params, context))), cancel };
-        let first = tokio::select! {
+        // Whichever comes first decides the answer's form.
+        let answer = tokio::select! {
             biased;
             Some(note) = receiver.recv() => Err(note),
             answer = running.call.as_mut().expect("running") => Ok(answer),
         };
-        match first {
+        let note = match answer {
             Ok(answer) => {
                 running.call = None;
-                let mut before = VecDeque::new();
+                // Notes the call queued as it ended still go first.
+                let mut messages = VecDeque::new();
                 while let Ok(note) = receiver.try_recv() {
-                    before.push_back(note);
+                    messages.push_back(note);
                 }
-                if before.is_empty() {
+                if messages.is_empty() {
                     return json(&answer);
                 }
-                // Notes the call queued as it ended: they go first.
-                before.push_back(answer);
-                events(Events::new(before, None, None))
+                messages.push_back(answer);
+                return events(Events::new(messages, None, None));
             }
-            Err(note) => {
-                let call = running.call.take().expect("running");
-                let guard = running.cancel.clone().drop_guard();
-                tokio::spawn(async move {
-                    let answer = call.await;
-                    let _ = sender.send(answer).await;
-                });
-                events(Events::new(VecDeque::from([note]), Some(receiver), Some(guard)))
-            }
-        }
-    }
-
-    /// Whether `headers` name exactly one `Host`, one allowed with any port.
-    fn host_allowed(&self, headers: &HeaderMap) -> bool {
-        let Some(host) = only(headers, http::header::HOST.as_str()) else { return false };
-        let Ok(authority) = host.parse::<http::uri::Authority>() else { return false };
-        let name = authority.host().trim_matches(['[', ']']);
-        self.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
+            Err(note) => note,
+        };
+        // A notification first: the call goes on on a task of its own, and
+        // its messages stream until the answer.
+        let call = running.call.take().expect("running");
+        let guard = running.cancel.clone().drop_guard();
+        tokio::spawn(async move {
+            let answer = call.await;
+            let _ = sender.send(answer).await;
+        });
+        events(Events::new(VecDeque::from([note]), Some(receiver), Some(guard)))
     }
 
     /// Whether tool `name`'s input schema marks any parameter to be sent as
     /// a header (SEP-2243's `x-mcp-header`), which rmcp checks.
     fn names_header_params(&self, name: &str) -> bool {
         let Some(tool) = self.server.get_tool(name) else { return false };
+        if tool.input_schema.contains_key("x-mcp-header") {
+            return true;
+        }
         let mut open: Vec<&Value> = tool.input_schema.values().collect();
         while let Some(value) = open.pop() {
             match value {
@@ -213,8 +177,65 @@ impl Direct {
                 _ => {}
             }
         }
-        tool.input_schema.contains_key("x-mcp-header")
+        false
     }
+}
+
+/// Of `hosts` (as given to rmcp), those that allow any port, as rmcp reads
+/// them (an authority with a port allows only that port, and is left to
+/// rmcp), lowercased and without brackets.
+fn any_port(hosts: &[String]) -> Vec<String> {
+    let normal = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
+    hosts
+        .iter()
+        .map(|host| host.trim())
+        .filter(|host| !host.is_empty())
+        .filter_map(|host| match host.parse::<http::uri::Authority>() {
+            Ok(authority) => authority.port_u16().is_none().then(|| normal(authority.host())),
+            Err(_) => Some(normal(host)),
+        })
+        .collect()
+}
+
+/// The `Mcp-Name` of a request whose method and headers are those of a
+/// plain 2026-07-28 `tools/call`: no session, no `Origin`, one `Host`
+/// among `hosts`, the media types rmcp wants, the standard headers once
+/// each and no `Mcp-Param-*`. `None` for anything else.
+fn plain_call<'a>(parts: &'a Parts, hosts: &[String]) -> Option<&'a str> {
+    let headers = &parts.headers;
+    let plain = parts.method == http::Method::POST
+        && parts.uri.authority().is_none()
+        && !headers.contains_key(callers::SESSION)
+        && !headers.contains_key(http::header::ORIGIN)
+        && host_among(headers, hosts)
+        && accepts_json_and_sse(headers)
+        && media_type_is_json(only(headers, http::header::CONTENT_TYPE.as_str())?)
+        && only(headers, "mcp-protocol-version")? == VERSION
+        && only(headers, "mcp-method")? == "tools/call"
+        && !headers.keys().any(|name| name.as_str().starts_with("mcp-param-"));
+    plain.then(|| only(headers, "mcp-name")).flatten()
+}
+
+/// `body`, if it is a 2026-07-28 `tools/call` of tool `name` whose `_meta`
+/// has what that version requires.
+fn parse_call(body: &[u8], name: &str) -> Option<Taken> {
+    let call: Call = serde_json::from_slice(body).ok()?;
+    let meta = call.params.meta.as_ref()?;
+    let version = ProtocolVersion::V_2026_07_28;
+    let plain = call.jsonrpc == "2.0"
+        && call.method == "tools/call"
+        && call.params.name == name
+        && meta.protocol_version().as_ref() == Some(&version)
+        && meta.missing_required_keys(&version).is_empty();
+    plain.then_some(Taken { id: call.id, params: call.params })
+}
+
+/// Whether `headers` name exactly one `Host`, one of `hosts` on any port.
+fn host_among(headers: &HeaderMap, hosts: &[String]) -> bool {
+    let Some(host) = only(headers, http::header::HOST.as_str()) else { return false };
+    let Ok(authority) = host.parse::<http::uri::Authority>() else { return false };
+    let name = authority.host().trim_matches(['[', ']']);
+    hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
 }
 
 /// The call's answer to `params` in `context`, as rmcp's handler makes it.
@@ -442,5 +463,98 @@ impl Transport<RoleServer> for Unrouted {
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue as V;
+    use serde_json::json;
+
+    use super::*;
+
+    /// The parts of a request with the headers a 2026-07-28 client sends
+    /// for a call of `echo`.
+    fn parts() -> Parts {
+        let request = http::Request::post("/mcp")
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json; charset=utf-8")
+            .header("accept", "text/event-stream, application/json")
+            .header("mcp-protocol-version", VERSION)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo");
+        request.body(()).unwrap().into_parts().0
+    }
+
+    fn hosts() -> Vec<String> {
+        any_port(&["localhost", "127.0.0.1", "::1", "[::1]", "Example.COM", "pinned:9000"].map(String::from))
+    }
+
+    #[test]
+    fn hosts_allowed_on_any_port_are_read_as_rmcp_reads_them() {
+        assert_eq!(hosts(), ["localhost", "127.0.0.1", "::1", "::1", "example.com"]);
+    }
+
+    #[test]
+    fn only_a_plain_calls_headers_are_taken() {
+        let hosts = hosts();
+        assert_eq!(plain_call(&parts(), &hosts), Some("echo"));
+        for host in ["[::1]:1", "EXAMPLE.com", "localhost"] {
+            let mut parts = parts();
+            parts.headers.insert("host", V::from_static(host));
+            assert_eq!(plain_call(&parts, &hosts), Some("echo"), "{host}");
+        }
+        // Each of these goes to rmcp, which checks it in full.
+        type Change = fn(&mut HeaderMap);
+        let cases: [(&str, Change); 14] = [
+            ("an Origin", |h| _ = h.insert("origin", V::from_static("http://localhost:1"))),
+            ("a session", |h| _ = h.insert("mcp-session-id", V::from_static("s"))),
+            ("a host allowed on one port", |h| _ = h.insert("host", V::from_static("pinned:9000"))),
+            ("another host", |h| _ = h.insert("host", V::from_static("evil.example"))),
+            ("no host", |h| _ = h.remove("host")),
+            ("two hosts", |h| _ = h.append("host", V::from_static("localhost"))),
+            ("an older version", |h| _ = h.insert("mcp-protocol-version", V::from_static("2025-11-25"))),
+            ("two methods", |h| _ = h.append("mcp-method", V::from_static("tools/call"))),
+            ("another method", |h| _ = h.insert("mcp-method", V::from_static("tools/list"))),
+            ("two names", |h| _ = h.append("mcp-name", V::from_static("echo"))),
+            ("a parameter header", |h| _ = h.insert("mcp-param-region", V::from_static("eu"))),
+            ("no SSE accepted", |h| _ = h.insert("accept", V::from_static("application/json"))),
+            ("a wildcard accepted", |h| _ = h.insert("accept", V::from_static("*/*"))),
+            ("another body type", |h| _ = h.insert("content-type", V::from_static("text/plain"))),
+        ];
+        for (what, change) in cases {
+            let mut parts = parts();
+            change(&mut parts.headers);
+            assert_eq!(plain_call(&parts, &hosts), None, "{what}");
+        }
+        let mut get = parts();
+        get.method = http::Method::GET;
+        assert_eq!(plain_call(&get, &hosts), None);
+    }
+
+    fn body(method: &str, name: &str, meta: &Value) -> Vec<u8> {
+        let call = json!({ "jsonrpc": "2.0", "id": 7, "method": method,
+                           "params": { "name": name, "arguments": {}, "_meta": meta } });
+        call.to_string().into_bytes()
+    }
+
+    #[test]
+    fn only_a_2026_call_of_the_named_tool_with_its_meta_is_taken() {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": { "name": "t", "version": "1" },
+        });
+        let taken = parse_call(&body("tools/call", "echo", &meta), "echo").expect("taken");
+        assert_eq!((taken.id, taken.params.name.as_ref()), (RequestId::Number(7), "echo"));
+        assert!(parse_call(&body("tools/call", "echo", &meta), "other").is_none());
+        assert!(parse_call(&body("tools/list", "echo", &meta), "echo").is_none());
+        let mut older = meta.clone();
+        older["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+        assert!(parse_call(&body("tools/call", "echo", &older), "echo").is_none());
+        let mut lacking = meta.clone();
+        lacking.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientCapabilities");
+        assert!(parse_call(&body("tools/call", "echo", &lacking), "echo").is_none());
+        assert!(parse_call(b"{\"jsonrpc\":\"2.0\",", "echo").is_none());
     }
 }
