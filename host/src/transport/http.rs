@@ -5,7 +5,9 @@
 //! On protocol 2026-07-28 (no sessions) a request whose first message is
 //! its answer gets it as `application/json`, and the connection is free for
 //! the next request at once; one that sends progress or log records first
-//! gets an SSE stream with every message.
+//! gets an SSE stream with every message. A plain `tools/call` of that
+//! version, the commonest request, is answered by the host itself (see
+//! [`direct`]); everything else by rmcp's Streamable HTTP service.
 //!
 //! Loopback by default: requests must name a loopback host
 //! (`localhost`, `127.0.0.1`, `[::1]`), and browser requests must come from
