@@ -63,12 +63,27 @@ async fn post(
     (kind, String::from_utf8(body.to_vec()).unwrap())
 }
 
+/// A kept connection to `host`: its sender, and the task driving it.
+async fn connect(
+    host: &HttpHost,
+) -> (hyper::client::conn::http1::SendRequest<Full<Bytes>>, tokio::task::JoinHandle<hyper::Result<()>>) {
+    let stream = TcpStream::connect(host.addr).await.unwrap();
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    (sender, tokio::spawn(connection))
+}
+
+/// The JSON-RPC messages of an SSE answer's `data:` lines, in order.
+fn events(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .collect()
+}
+
 #[tokio::test]
 async fn a_one_message_answer_is_json_on_a_kept_connection_and_progress_first_is_sse() {
     let host = HttpHost::start(&[]).await;
-    let stream = TcpStream::connect(host.addr).await.unwrap();
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
-    let connection = tokio::spawn(connection);
+    let (mut sender, connection) = connect(&host).await;
 
     // Three calls, one connection: each answer is the JSON-RPC response itself.
     for id in 1..=3 {
@@ -85,11 +100,7 @@ async fn a_one_message_answer_is_json_on_a_kept_connection_and_progress_first_is
     let counting = call(4, "countdown", json!({ "steps": 2 }), json!({ "progressToken": "p" }));
     let (kind, body) = post(&mut sender, &host, &counting).await;
     assert!(kind.starts_with("text/event-stream"), "{kind}: {body}");
-    let messages: Vec<Value> = body
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(|data| serde_json::from_str(data.trim()).unwrap())
-        .collect();
+    let messages = events(&body);
     let methods: Vec<&str> = messages.iter().filter_map(|m| m["method"].as_str()).collect();
     assert_eq!(methods, ["notifications/progress"; 2], "{body}");
     let last = messages.last().unwrap();
@@ -185,9 +196,7 @@ async fn a_call_whose_client_goes_is_stopped_and_cleaned_up_and_the_next_is_serv
     assert!(left.is_empty(), "cleanup left {left:?} behind");
 
     // And the next call is served.
-    let stream = TcpStream::connect(host.addr).await.unwrap();
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
-    tokio::spawn(connection);
+    let mut sender = connect(&host).await.0;
     let (kind, body) =
         post(&mut sender, &host, &call(20, "echo", json!({ "text": "next" }), json!({}))).await;
     assert_eq!(kind, "application/json", "{body}");
@@ -197,20 +206,14 @@ async fn a_call_whose_client_goes_is_stopped_and_cleaned_up_and_the_next_is_serv
 #[tokio::test]
 async fn log_records_the_request_asks_for_come_down_its_answer() {
     let host = HttpHost::start(&[]).await;
-    let stream = TcpStream::connect(host.addr).await.unwrap();
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
-    tokio::spawn(connection);
+    let mut sender = connect(&host).await.0;
     // No progress token: the one notification is the log record the tool
     // writes just before it returns, queued as the call ends.
     let arguments = json!({ "steps": 1, "step_ms": 1 });
     let asked = json!({ "io.modelcontextprotocol/logLevel": "info" });
     let (kind, body) = post(&mut sender, &host, &call(30, "countdown", arguments.clone(), asked)).await;
     assert!(kind.starts_with("text/event-stream"), "{kind}: {body}");
-    let messages: Vec<Value> = body
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(|data| serde_json::from_str(data.trim()).unwrap())
-        .collect();
+    let messages = events(&body);
     assert_eq!(messages.len(), 2, "{body}");
     assert_eq!(messages[0]["method"], "notifications/message", "{body}");
     assert_eq!(messages[0]["params"]["data"], "counted down from 1", "{body}");

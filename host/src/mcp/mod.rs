@@ -226,6 +226,12 @@ impl ToolServer {
         self.caller.shared.tools().scopes_of(name)
     }
 
+    /// Whether tool `name` mirrors a parameter in a header (SEP-2243's
+    /// `x-mcp-header`), which rmcp checks on HTTP.
+    pub(crate) fn has_header_params(&self, name: &str) -> bool {
+        self.caller.shared.tools().has_header_params(name)
+    }
+
     /// Every tool, as listed to clients now.
     pub fn tools(&self) -> Vec<Tool> {
         self.caller.shared.tools().listed().to_vec()

@@ -44,6 +44,9 @@ pub(super) struct Route {
     pub(super) pre_approved: bool,
     /// The scopes a caller's token needs for it (with `--auth-issuer`).
     pub(super) scopes: Arc<[String]>,
+    /// Its input schema marks a parameter to be mirrored in a header
+    /// (SEP-2243's `x-mcp-header`): found once here, not per request.
+    header_params: bool,
 }
 
 /// A routed call whose arguments passed the tool's input schema; it runs
@@ -112,6 +115,7 @@ impl Tools {
                     needs_approval: decision.needs_approval,
                     pre_approved: decision.pre_approved,
                     scopes: component.scopes.for_tool(&spec.name).into(),
+                    header_params: names_header_params(&spec.input.json),
                 };
                 routes.insert(spec.name.clone(), route);
             }
@@ -176,6 +180,12 @@ impl Tools {
         Some(self.routes.get(tool)?.scopes.clone())
     }
 
+    /// Whether `tool` is one whose input schema marks a parameter to be
+    /// mirrored in a header (SEP-2243's `x-mcp-header`).
+    pub(super) fn has_header_params(&self, tool: &str) -> bool {
+        self.routes.get(tool).is_some_and(|route| route.header_params)
+    }
+
     /// Routes `request` to its tool and checks its arguments (bounded by
     /// the tool's `--timeout`, off the async workers when costly).
     pub(super) async fn plan(
@@ -234,6 +244,26 @@ fn reachable(route: &Route, granted: &[String]) -> bool {
 }
 
 /// A tool as `tools/list` shows it.
+/// Whether `schema` has an `x-mcp-header` anywhere (walked without
+/// recursion: its depth is the component's to choose, within the schema
+/// limits).
+fn names_header_params(schema: &rmcp::model::JsonObject) -> bool {
+    let mut open: Vec<&rmcp::model::JsonObject> = vec![schema];
+    while let Some(object) = open.pop() {
+        if object.contains_key("x-mcp-header") {
+            return true;
+        }
+        for value in object.values() {
+            match value {
+                Value::Object(inner) => open.push(inner),
+                Value::Array(items) => open.extend(items.iter().filter_map(Value::as_object)),
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
 fn mcp_tool(spec: &ToolSpec, needs_approval: bool) -> Tool {
     let mut tool = Tool::new_with_raw(
         spec.name.clone(),
@@ -253,4 +283,24 @@ fn mcp_tool(spec: &ToolSpec, needs_approval: bool) -> Tool {
         tool.meta = Some(rmcp::model::MetaObject(meta));
     }
     tool
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_header_mark_is_found_at_any_depth_and_only_there() {
+        let marked = |schema: Value| names_header_params(schema.as_object().unwrap());
+        assert!(!marked(json!({ "type": "object", "properties": { "text": { "type": "string" } } })));
+        assert!(marked(
+            json!({ "properties": { "region": { "type": "string", "x-mcp-header": "Region" } } })
+        ));
+        assert!(marked(json!({ "anyOf": [{ "properties": { "a": { "x-mcp-header": "A" } } }] })));
+        // A property of that name counts too: such a call goes to rmcp,
+        // which checks it in full.
+        assert!(marked(json!({ "properties": { "x-mcp-header": { "type": "string" } } })));
+    }
 }

@@ -36,7 +36,6 @@ use rmcp::service::{RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcM
 use rmcp::transport::Transport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler as _};
 use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -103,7 +102,7 @@ impl Direct {
     pub(super) fn take(&self, parts: &Parts, body: &[u8]) -> Option<Taken> {
         let name = plain_call(parts, &self.hosts)?;
         let taken = parse_call(body, name)?;
-        (!self.names_header_params(&taken.params.name)).then_some(taken)
+        (!self.server.has_header_params(&taken.params.name)).then_some(taken)
     }
 
     /// Runs the call `taken` to its answer: JSON when its first message is
@@ -155,29 +154,6 @@ impl Direct {
             let _ = sender.send(answer).await;
         });
         events(Events::new(VecDeque::from([note]), Some(receiver), Some(guard)))
-    }
-
-    /// Whether tool `name`'s input schema marks any parameter to be sent as
-    /// a header (SEP-2243's `x-mcp-header`), which rmcp checks.
-    fn names_header_params(&self, name: &str) -> bool {
-        let Some(tool) = self.server.get_tool(name) else { return false };
-        if tool.input_schema.contains_key("x-mcp-header") {
-            return true;
-        }
-        let mut open: Vec<&Value> = tool.input_schema.values().collect();
-        while let Some(value) = open.pop() {
-            match value {
-                Value::Object(object) => {
-                    if object.contains_key("x-mcp-header") {
-                        return true;
-                    }
-                    open.extend(object.values());
-                }
-                Value::Array(items) => open.extend(items),
-                _ => {}
-            }
-        }
-        false
     }
 }
 
@@ -469,7 +445,7 @@ impl Transport<RoleServer> for Unrouted {
 #[cfg(test)]
 mod tests {
     use http::HeaderValue as V;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
