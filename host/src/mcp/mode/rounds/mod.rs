@@ -3,8 +3,12 @@
 //! There the server sends the client no requests: a call that needs the
 //! user's answer (an approval, an elicitation) returns an `input_required`
 //! result at once, and the client calls again with the answer and the
-//! `requestState` it was given. The call runs in a task of its own
-//! ([`Execution`]), driven by whichever request currently stands for it.
+//! `requestState` it was given. The call ([`Execution`]) is driven by
+//! whichever request currently stands for it. It runs in its first
+//! request's own future, and moves to a task of its own only when it
+//! outlives that request: it pauses, becomes a task, or the request is
+//! cancelled (so a call that asks nothing costs no task, no hand-over
+//! between threads).
 //! The same holds for a prompt whose `get-prompt` asks the user
 //! (`prompts/get` in rounds, [`Work::Prompt`]).
 //! Where it waits for the answer depends on `--state-key-file`:
@@ -19,7 +23,10 @@
 mod parked;
 mod sealed;
 
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ErrorCode,
@@ -259,31 +266,25 @@ async fn launch(
         }
         _ => None,
     };
-    let execution = Execution {
-        tool: work.label(),
-        owner: access::caller(context).map(|principal| principal.key()),
-        pauses,
-        done,
-        signals: signals.clone(),
-        early: None,
-        becomes_task,
-    };
+    let tool = work.label();
     let who = Who::of(context);
-    match work {
+    let call: CallFuture = match work {
         Work::Tool(plan) => {
             let progress = context.meta.get_progress_token();
             let channel = caller.channel(&plan, context, Delivery::Rounds(rounds), progress);
-            tokio::spawn(span.within(async move {
+            let signals = signals.clone();
+            Box::pin(span.within(async move {
                 let outcome = caller.run_planned(&plan, signals, channel, who).await;
                 let _ =
                     done_tx.send(outcome.map(|outcome| Finished::Tool(plan.spec().name.clone(), outcome)));
-            }));
+            }))
         }
         Work::Prompt(run) => {
             let identity = CallIdentity { tool: run.operation.label().to_string(), pre_approved: false };
             let channel =
                 caller.channel_for(identity, &run.component, context, Delivery::Rounds(rounds), None);
-            tokio::spawn(span.within(async move {
+            let signals = signals.clone();
+            Box::pin(span.within(async move {
                 let what = format!("prompt `{}`", run.name);
                 let outcome = caller
                     .shared
@@ -291,9 +292,19 @@ async fn launch(
                     .run(&run.component, run.operation, &run.share, signals, channel, None, None)
                     .await;
                 let _ = done_tx.send((run.finish)(&what, outcome).map(Finished::Prompt));
-            }));
+            }))
         }
-    }
+    };
+    let execution = Execution {
+        tool,
+        owner: access::caller(context).map(|principal| principal.key()),
+        inline: Some(call),
+        pauses,
+        done,
+        signals,
+        early: None,
+        becomes_task,
+    };
     let turn = |execution: &Execution| TaskTurn::new(server, execution, context, span.clone());
     match sealing {
         Some(sealing) => {
@@ -364,8 +375,10 @@ impl<'a> TaskTurn<'a> {
     }
 }
 
-/// A call running in its own task, driven by whichever request currently
-/// stands for it.
+/// A call's whole run: it sends its response on its [`Execution::done`].
+type CallFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A call in rounds, driven by whichever request currently stands for it.
 struct Execution {
     /// The tool it runs (or `prompts/get NAME`), so a follow-up cannot
     /// resume it as another.
@@ -373,6 +386,10 @@ struct Execution {
     /// With `--auth-issuer`: [`crate::auth::Principal::key`] of its caller,
     /// the only one whose follow-up may resume it.
     owner: Option<String>,
+    /// The call itself while it runs in its first request's future
+    /// ([`Inline`]); `None` once it ended or moved to a task of its own
+    /// ([`Execution::detach`]).
+    inline: Option<CallFuture>,
     /// Where the call's questions arrive.
     pauses: mpsc::UnboundedReceiver<Box<Pause>>,
     /// The call's response, once it has one.
@@ -407,20 +424,35 @@ impl Execution {
         let quick = self.becomes_task.is_some();
         tokio::select! {
             biased;
+            // First, so that a call that ends here is answered in the same poll.
+            never = Inline(&mut self.inline) => match never {},
             done = &mut self.done => Step::Done(Self::response(done)),
             Some(pause) = self.pauses.recv() => {
+                self.detach();
                 self.unhook();
                 Step::Paused(self, pause)
             }
             () = tokio::time::sleep(task::QUICK), if quick => {
+                self.detach();
                 self.unhook();
                 Step::Slow(self)
             }
             () = request.cancelled() => {
                 self.signals.client_cancel.cancel();
+                // Stopped, it still runs its stop and `cleanup`.
+                self.detach();
                 // rmcp sends nothing for a cancelled request.
                 Step::Done(Err(McpError::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None)))
             }
+        }
+    }
+
+    /// Moves the call, if it still runs in the request's future, to a task
+    /// of its own: the request leaves it (a pause, a task, a cancel) and
+    /// the call goes on without it.
+    fn detach(&mut self) {
+        if let Some(call) = self.inline.take() {
+            tokio::spawn(call);
         }
     }
 
@@ -471,6 +503,42 @@ impl Execution {
             Err(_) if task.is_cancel_requested() => Err(TaskExit::Cancelled),
             Err(error) => Err(TaskExit::Error(error)),
         }
+    }
+}
+
+impl Drop for Execution {
+    fn drop(&mut self) {
+        // The request's future was dropped mid-call (its connection went,
+        // its server shut down): the call is stopped, and its stop and
+        // `cleanup` run on a task, as for a cancelled request.
+        if let Some(call) = self.inline.take() {
+            self.signals.client_cancel.cancel();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(call);
+            }
+        }
+    }
+}
+
+/// Polls a call running in its request's future (see [`Execution::inline`]),
+/// and never ends: the call's end shows on [`Execution::done`].
+struct Inline<'a>(&'a mut Option<CallFuture>);
+
+impl Future for Inline<'_> {
+    type Output = Infallible;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Infallible> {
+        let slot = &mut *self.get_mut().0;
+        if let Some(call) = slot {
+            // A panic stays the call's, as in a task of its own: its
+            // response's sender goes with it, and the request is answered
+            // "the call ended without a response".
+            let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.as_mut().poll(cx)));
+            if !matches!(polled, Ok(Poll::Pending)) {
+                *slot = None;
+            }
+        }
+        Poll::Pending
     }
 }
 
