@@ -3,8 +3,10 @@
 //! them, and carrying each answer back as a [`CallResult`] so that every
 //! answer passes the same caps (`crate::operation`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde_json::json;
-use wasmtime::component::{Instance, InstancePre, Resource};
+use wasmtime::component::{ComponentExportIndex, Instance, InstancePre, Resource, TypedFunc};
 use wasmtime::{AsContextMut, Store};
 
 use super::CallState;
@@ -28,6 +30,9 @@ pub struct ContractCode {
     /// The component with its imports resolved.
     pub pre: InstancePre<CallState>,
     tool: Option<tool_export::GuestIndices>,
+    /// `tool.call`, the function every tool call runs, found apart from
+    /// the rest of `tool` (see [`ToolCall`]).
+    call: Option<ToolCall>,
     resources: Option<resources_export::GuestIndices>,
     prompts: Option<prompts_export::GuestIndices>,
     completion: Option<completion_export::GuestIndices>,
@@ -82,8 +87,14 @@ impl ContractCode {
             }
             indices(pre).map(Some).map_err(|err| format!("its `{interface}` export: {err:#}"))
         }
+        let tool = find(&pre, "tool", tool_export::GuestIndices::new)?;
+        let call = match &tool {
+            Some(_) => Some(ToolCall::find(&pre)?),
+            None => None,
+        };
         Ok(ContractCode {
-            tool: find(&pre, "tool", tool_export::GuestIndices::new)?,
+            tool,
+            call,
             resources: find(&pre, "resources", resources_export::GuestIndices::new)?,
             prompts: find(&pre, "prompts", prompts_export::GuestIndices::new)?,
             completion: find(&pre, "completion", completion_export::GuestIndices::new)?,
@@ -150,11 +161,10 @@ impl ContractCode {
         let missing = |interface: &str| wasmtime::format_err!("the component does not export `{interface}`");
         match operation {
             Operation::Tool { name, arguments } => {
-                let tool = self.tool.as_ref().ok_or_else(|| missing("tool"))?;
-                // `json` is a `string` alias, which the bindings take as `&String`.
-                tool.load(&mut store, instance)?
-                    .call_call(&mut store, call_id, name, arguments, cancelled)
-                    .await
+                let call = self.call.as_ref().ok_or_else(|| missing("tool"))?;
+                let call = call.func(&mut store, instance)?;
+                let (answer,) = call.call_async(&mut store, (call_id, name, arguments, cancelled)).await?;
+                Ok(answer)
             }
             Operation::Read { uri } => {
                 let resources = self.resources.as_ref().ok_or_else(|| missing("resources"))?;
@@ -186,6 +196,60 @@ impl ContractCode {
     ) -> wasmtime::Result<()> {
         let Some(tool) = &self.tool else { return Ok(()) };
         tool.load(&mut store, instance)?.call_cleanup(&mut store, call_id, reason).await
+    }
+}
+
+/// `tool.call`'s parameters: the call's id, the tool's name, its arguments
+/// (JSON) and the call's `cancelled`.
+type CallParams<'a> = (&'a str, &'a str, &'a str, Resource<Cancelled>);
+
+/// `tool.call`, found once when its component is loaded.
+///
+/// The bindings' `load` looks up and type-checks every function of `tool`
+/// in each new instance (`list-tools`, `call` and `cleanup`, with the
+/// records and variants of their types); a call needs only `call`, whose
+/// type is the component's and so the same in every instance. It is
+/// checked in the first instance and then taken as checked, as the
+/// bindings themselves do between `load` and a call.
+struct ToolCall {
+    index: ComponentExportIndex,
+    /// Its type matched [`CallParams`] and the result in an instance of
+    /// this component.
+    checked: AtomicBool,
+}
+
+impl ToolCall {
+    /// `call` in `pre`'s `tool` export (which the caller found there).
+    fn find(pre: &InstancePre<CallState>) -> Result<Self, String> {
+        let component = pre.component();
+        let interface = format!("mcp:tool/tool@{CONTRACT_VERSION}");
+        let index = component
+            .get_export_index(None, interface.as_str())
+            .and_then(|tool| component.get_export_index(Some(&tool), "call"))
+            .ok_or("its `tool` export has no `call`")?;
+        Ok(ToolCall { index, checked: AtomicBool::new(false) })
+    }
+
+    /// `call` in `instance`, typed.
+    fn func<'a>(
+        &self,
+        mut store: impl AsContextMut<Data = CallState>,
+        instance: &Instance,
+    ) -> wasmtime::Result<TypedFunc<CallParams<'a>, (Result<CallResult, CallError>,)>> {
+        if !self.checked.load(Ordering::Acquire) {
+            let typed = instance.get_typed_func(&mut store, self.index)?;
+            self.checked.store(true, Ordering::Release);
+            return Ok(typed);
+        }
+        // An index of another component's export finds nothing here.
+        let func = instance
+            .get_func(&mut store, self.index)
+            .ok_or_else(|| wasmtime::format_err!("the instance is not of this component"))?;
+        // SAFETY: `func` is this component's `call` (the index finds only
+        // its own exports), whose type was checked against these types in
+        // an instance of the same component; a component's types do not
+        // change from one instance to the next.
+        Ok(unsafe { TypedFunc::new_unchecked(func) })
     }
 }
 
