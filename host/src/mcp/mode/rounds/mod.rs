@@ -564,3 +564,103 @@ async fn ask_in_task(task: &TaskHandle, pause: Pause, signals: &CallSignals) {
         Err(NoAnswer::Cancelled) => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An execution of the call `call` makes from its response's sender
+    /// and its signals, as `launch` makes one (for a call that cannot
+    /// become a task).
+    fn execution(
+        call: impl FnOnce(oneshot::Sender<Result<Finished, McpError>>, CallSignals) -> CallFuture,
+    ) -> Execution {
+        let (_pauses_tx, pauses) = mpsc::unbounded_channel();
+        let (done_tx, done) = oneshot::channel();
+        let signals = CallSignals::default();
+        Execution {
+            tool: "t".into(),
+            owner: None,
+            inline: Some(call(done_tx, signals.clone())),
+            pauses,
+            done,
+            signals,
+            early: None,
+            becomes_task: None,
+        }
+    }
+
+    fn prompt_done() -> Result<Finished, McpError> {
+        Ok(Finished::Prompt(GetPromptResult::new(Vec::new())))
+    }
+
+    #[tokio::test]
+    async fn a_call_that_asks_nothing_ends_in_its_requests_future() {
+        let (ran_tx, ran_rx) = oneshot::channel();
+        let run = execution(|done, _| {
+            Box::pin(async move {
+                let _ = ran_tx.send(tokio::task::try_id());
+                let _ = done.send(prompt_done());
+            })
+        });
+        let here = tokio::task::try_id();
+        let step = run.step(&CancellationToken::new()).await;
+        assert!(matches!(step, Step::Done(Ok(Finished::Prompt(_)))));
+        // It ran in this task: no task of its own was made.
+        assert_eq!(ran_rx.await.unwrap(), here);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_request_leaves_its_call_running_to_its_end_on_a_task() {
+        let (ended_tx, ended) = oneshot::channel();
+        let run = execution(|done, signals| {
+            Box::pin(async move {
+                // Stopping and cleaning up take a while after the cancel.
+                signals.client_cancel.cancelled().await;
+                tokio::task::yield_now().await;
+                let _ = ended_tx.send(());
+                let _ = done.send(prompt_done());
+            })
+        });
+        let request = CancellationToken::new();
+        request.cancel();
+        let step = run.step(&request).await;
+        assert!(matches!(step, Step::Done(Err(_))));
+        ended.await.expect("the call ran on to its end");
+    }
+
+    #[tokio::test]
+    async fn a_request_future_dropped_mid_call_stops_the_call_and_lets_it_end() {
+        let (ended_tx, ended) = oneshot::channel();
+        let (started_tx, started) = oneshot::channel();
+        let run = execution(|done, signals| {
+            Box::pin(async move {
+                let _ = started_tx.send(());
+                signals.client_cancel.cancelled().await;
+                let _ = ended_tx.send(());
+                let _ = done.send(prompt_done());
+            })
+        });
+        let request = CancellationToken::new();
+        {
+            let mut step = std::pin::pin!(run.step(&request));
+            // One poll starts the call in this future; then the future goes.
+            assert!(futures_util::poll!(step.as_mut()).is_pending());
+        }
+        started.await.unwrap();
+        ended.await.expect("the call was stopped and ran to its end");
+    }
+
+    #[tokio::test]
+    async fn a_call_that_panics_is_answered_without_a_response() {
+        let run = execution(|done, _| {
+            Box::pin(async move {
+                let _keep = done;
+                panic!("the call's own bug");
+            })
+        });
+        let step = run.step(&CancellationToken::new()).await;
+        let Step::Done(Err(error)) = step else { panic!("the panic was not the call's alone") };
+        assert!(error.message.contains("without a response"), "{error:?}");
+    }
+}
