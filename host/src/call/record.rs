@@ -92,9 +92,9 @@ impl<'a> CallRecord<'a> {
             stop_reason = ran.stop_reason,
             forced = ran.forced,
             dropped_notes = ran.dropped_notes,
-            stop_ms = ran.stop_s.map(|s| s * 1e3),
+            stop_ms = ran.stop_s.map(millis),
             cleanup = ran.cleanup.map(CleanupOutcome::label),
-            elapsed_ms = elapsed * 1e3,
+            elapsed_ms = millis(elapsed),
             tier = ran.tier,
             instance = if ran.ahead { "made-ahead" } else { "made-by-call" },
             "call ended"
@@ -121,4 +121,10 @@ impl<'a> CallRecord<'a> {
         };
         audit.ended(CallEnd { outcome: outcome.label(), reason: outcome.reason(), approval: Some(verdict) });
     }
+}
+
+/// `seconds` in milliseconds to the microsecond, as a log line shows them
+/// (`0.07`, not `0.06978999999999999`).
+fn millis(seconds: f64) -> f64 {
+    (seconds * 1e6).round() / 1e3
 }
