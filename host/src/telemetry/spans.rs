@@ -132,11 +132,14 @@ impl Request {
         let id = escaped(context.id.to_string()).to_string();
         // The `otel.*` fields are the log's only: a line names its span's
         // name, kind and status as it did when the bridge exported it.
+        // `otel.name` is recorded once, by `target`: a field recorded twice
+        // shows twice in every line, and until then the name is the method,
+        // which `mcp.method.name` already shows.
         let log = tracing::info_span!(
             target: REQUEST_LOG,
             "request",
             request = %id,
-            otel.name = method,
+            otel.name = Empty,
             otel.kind = "server",
             otel.status_code = Empty,
             mcp.method.name = method,
