@@ -243,7 +243,6 @@ fn reachable(route: &Route, granted: &[String]) -> bool {
     route.scopes.iter().all(|scope| granted.contains(scope))
 }
 
-/// A tool as `tools/list` shows it.
 /// Whether `schema` has an `x-mcp-header` anywhere (walked without
 /// recursion: its depth is the component's to choose, within the schema
 /// limits).
@@ -264,6 +263,7 @@ fn names_header_params(schema: &rmcp::model::JsonObject) -> bool {
     false
 }
 
+/// A tool as `tools/list` shows it.
 fn mcp_tool(spec: &ToolSpec, needs_approval: bool) -> Tool {
     let mut tool = Tool::new_with_raw(
         spec.name.clone(),
