@@ -451,8 +451,12 @@ impl Execution {
     /// of its own: the request leaves it (a pause, a task, a cancel) and
     /// the call goes on without it.
     fn detach(&mut self) {
-        if let Some(call) = self.inline.take() {
-            tokio::spawn(call);
+        // No runtime only while the process shuts down, when the call
+        // goes with everything else.
+        if let Some(call) = self.inline.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(call);
         }
     }
 
@@ -511,11 +515,9 @@ impl Drop for Execution {
         // The request's future was dropped mid-call (its connection went,
         // its server shut down): the call is stopped, and its stop and
         // `cleanup` run on a task, as for a cancelled request.
-        if let Some(call) = self.inline.take() {
+        if self.inline.is_some() {
             self.signals.client_cancel.cancel();
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(call);
-            }
+            self.detach();
         }
     }
 }
