@@ -80,9 +80,7 @@ impl ContractCode {
             interface: &str,
             indices: impl FnOnce(&InstancePre<CallState>) -> wasmtime::Result<T>,
         ) -> Result<Option<T>, String> {
-            // Semver-aware: `@0.2.0` and every other 0.2 patch match.
-            let name = format!("mcp:tool/{interface}@{CONTRACT_VERSION}");
-            if pre.component().get_export_index(None, name.as_str()).is_none() {
+            if contract_export(pre, interface).is_none() {
                 return Ok(None);
             }
             indices(pre).map(Some).map_err(|err| format!("its `{interface}` export: {err:#}"))
@@ -199,6 +197,13 @@ impl ContractCode {
     }
 }
 
+/// `pre`'s export of the contract's `interface` (`tool`, `resources`...),
+/// if it has one. Semver-aware: `@0.2.0` and every other 0.2 patch match.
+fn contract_export(pre: &InstancePre<CallState>, interface: &str) -> Option<ComponentExportIndex> {
+    let name = format!("mcp:tool/{interface}@{CONTRACT_VERSION}");
+    pre.component().get_export_index(None, name.as_str())
+}
+
 /// `tool.call`'s parameters: the call's id, the tool's name, its arguments
 /// (JSON) and the call's `cancelled`.
 type CallParams<'a> = (&'a str, &'a str, &'a str, Resource<Cancelled>);
@@ -221,11 +226,8 @@ struct ToolCall {
 impl ToolCall {
     /// `call` in `pre`'s `tool` export (which the caller found there).
     fn find(pre: &InstancePre<CallState>) -> Result<Self, String> {
-        let component = pre.component();
-        let interface = format!("mcp:tool/tool@{CONTRACT_VERSION}");
-        let index = component
-            .get_export_index(None, interface.as_str())
-            .and_then(|tool| component.get_export_index(Some(&tool), "call"))
+        let index = contract_export(pre, "tool")
+            .and_then(|tool| pre.component().get_export_index(Some(&tool), "call"))
             .ok_or("its `tool` export has no `call`")?;
         Ok(ToolCall { index, checked: AtomicBool::new(false) })
     }
