@@ -3,6 +3,8 @@
 //! host allocates for a guest counts against the call's `--max-memory`.
 //! Each test watches the host's resident memory from /proc.
 
+use std::time::Duration;
+
 use rmcp::model::CallToolResult;
 use serde_json::json;
 
@@ -148,7 +150,16 @@ async fn idle_memory_returns_to_its_baseline_after_a_burst() {
             (released > 12 << 20).then_some(released)
         })
         .await;
-    let idle = rss_mib(&host);
+    // The pages go back as the release and the allocator's purge finish,
+    // which on a busy machine is not the moment the release is logged:
+    // the RSS is read until it is back (CI once read 29 MiB against a
+    // bound of 19 + 10 right after the line), for at most ten seconds.
+    let back = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut idle = rss_mib(&host);
+    while idle >= baseline + 10 && tokio::time::Instant::now() < back {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        idle = rss_mib(&host);
+    }
     assert!(
         idle < baseline + 10,
         "idle RSS {idle} MiB, {after_burst} MiB right after the burst, baseline {baseline} MiB ({released} bytes released)"
