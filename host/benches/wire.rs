@@ -688,6 +688,15 @@ fn pause_of(response: CallToolResponse) -> (String, String) {
     (key, paused.request_state.unwrap())
 }
 
+/// The host under test serving the demo with `args`, for rmcp's client in
+/// discover mode (protocol 2026-07-28).
+fn discovering(args: &[&str]) -> Start {
+    let mut start = Start::new("demo", args).log("warn").discover();
+    start.tap_stdout = false;
+    start.program = host_under_test();
+    start
+}
+
 /// Approval on protocol 2026-07-28, over stdio with rmcp's client in discover
 /// mode: call → pause returned, and answer → result, for an approval before
 /// the call (nothing runs until the answer) and one mid-call (the guest is
@@ -697,12 +706,8 @@ async fn approval_pauses(scale: Scale) {
     // Room for the memory figures below: 10 000 paused before the call,
     // 1 000 mid-call (each of those holds a call slot).
     let room = ["--max-paused", "10000", "--max-concurrent-calls", "1000"];
-    let mut start = Start::new("demo", &room).log("warn").discover();
-    start.tap_stdout = false;
-    let host = Host::start(start).await;
-    let mut start = Start::new("demo", &["--no-approval", "all"]).log("warn").discover();
-    start.tap_stdout = false;
-    let waived = Host::start(start).await;
+    let host = Host::start(discovering(&room)).await;
+    let waived = Host::start(discovering(&["--no-approval", "all"])).await;
     let trials = scale.cancel_trials;
     let arguments =
         |tool: &str| if tool == "prune" { json!({ "count": 2 }) } else { json!({ "table": "t" }) };
@@ -775,9 +780,7 @@ async fn approval_pauses(scale: Scale) {
         "\n| paused executions held (fresh host) | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
     );
     for (tool, held) in [("delete_records", 10_000), ("prune", 1_000)] {
-        let mut start = Start::new("demo", &room).log("warn").discover();
-        start.tap_stdout = false;
-        let host = Host::start(start).await;
+        let host = Host::start(discovering(&room)).await;
         let pid = host.child.id().unwrap();
         host.wait_until_idle().await;
         let before = rss_kib(pid);
