@@ -12,7 +12,11 @@
 //! [`release_free_memory`] once it is idle (`sandbox::memory`), as it
 //! releases the pool's slots then.
 
-/// mimalloc for every allocation of the host (and of its tests).
+/// mimalloc for every allocation of the host (and of its tests). A build
+/// with the `system-allocator` feature keeps the C library's malloc instead:
+/// heap profilers such as heaptrack see only malloc (BENCHMARKS.md, "Where
+/// a paused call's memory goes").
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
