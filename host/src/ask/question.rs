@@ -13,8 +13,9 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio_util::sync::CancellationToken;
 
-use super::{AnswerBook, CallChannel, Delivery, Pause, PausedQuestion, RoundTrips};
+use super::{AnswerBook, CallChannel, Delivery, Pause, PausedQuestion, RoundTrips, TaskSlot};
 use crate::cancellation::CallCancellation;
 use crate::limits::HumanBytes;
 use crate::request_state::{Answered, digest as digest_of};
@@ -208,11 +209,13 @@ impl CallChannel {
                 (key.unwrap_or_else(|| format!("{kind}-{}", self.asked)), named, question)
             })
             .collect();
+        // Boxed, each way: a call paused for the user keeps this future
+        // while it waits, and neither way's state belongs in the other's.
         let answers = if matches!(self.delivery, Delivery::Requests) {
             let questions = questions.into_iter().map(|(key, _, question)| (key, question)).collect();
-            self.put_requests(questions, cancellation, wait).await
+            Box::pin(self.put_requests(questions, cancellation, wait)).await
         } else {
-            self.put_paused(questions, cancellation, wait).await
+            Box::pin(self.put_paused(questions, cancellation, wait)).await
         };
         if answers.iter().any(|answer| matches!(answer, Err(AskError::TimedOut))) {
             tracing::info!(tool = %self.identity.tool, "no answer within {}", wait.flag);
@@ -349,7 +352,7 @@ impl CallChannel {
                     })
                     .collect();
                 let pause = Pause { questions, answered, lease: wait.timeout };
-                if pauses.send(Box::new(pause)).is_err() {
+                if pauses.unbounded_send(Box::new(pause)).is_err() {
                     return none_of(n, || AskError::Client("the call can no longer be paused".into()));
                 }
                 // The request that brought the call is answered now: its
@@ -378,37 +381,13 @@ impl CallChannel {
                 }
                 answers
             }
+            // Boxed: a task's questions go through the task store (Redis,
+            // with `--task-store`), whose futures are kilobytes. Inline,
+            // every call that asks would keep room for them while it
+            // waits; a call paused in rounds held 4.2 KiB for it (10 000
+            // such calls are held at once).
             Delivery::Task(slot, unanswered) => {
-                let task = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return none_of(n, || AskError::Cancelled),
-                    task = slot.task() => task,
-                };
-                let asked =
-                    questions.into_iter().map(|PausedKey { key, request, .. }| (key, request)).collect();
-                tokio::select! {
-                    biased;
-                    answers = task.ask_all(asked, wait.timeout) => match answers {
-                        Ok(answers) => answers.into_iter().map(Ok).collect(),
-                        Err(NoAnswer::Unanswered) => {
-                            // As on 2026-07-28: the lease ran out (or the
-                            // question could not be shown), so the call is
-                            // stopped (reason `no-answer`) and cleaned up.
-                            // The guest runs on a thread of its own: let it
-                            // see `cancelled` set when it gets this answer.
-                            unanswered.cancel();
-                            cancellation.cancelled().await;
-                            none_of(n, || AskError::TimedOut)
-                        }
-                        Err(NoAnswer::Cancelled) => {
-                            // `tasks/cancel` withdrew the questions; the
-                            // call's stop follows.
-                            cancellation.cancelled().await;
-                            none_of(n, || AskError::Cancelled)
-                        }
-                    },
-                    () = cancellation.cancelled() => none_of(n, || AskError::Cancelled),
-                }
+                Box::pin(ask_in_task(slot, unanswered, questions, cancellation, wait)).await
             }
         }
     }
@@ -441,6 +420,45 @@ impl CallChannel {
             Ok(permit) => Ok((share, permit, self.stats.paused())),
             Err(_) => Err(AskError::TooManyPaused("--max-paused")),
         }
+    }
+}
+
+/// Asks `questions` through the call's task (made now if need be), and
+/// waits for the answers `tasks/update` brings: one per question, in order.
+async fn ask_in_task(
+    slot: &TaskSlot,
+    unanswered: &CancellationToken,
+    questions: Vec<PausedKey>,
+    cancellation: &CallCancellation,
+    wait: Wait,
+) -> Vec<Result<Value, AskError>> {
+    let n = questions.len();
+    let task = tokio::select! {
+        biased;
+        () = cancellation.cancelled() => return none_of(n, || AskError::Cancelled),
+        task = slot.task() => task,
+    };
+    let asked = questions.into_iter().map(|PausedKey { key, request, .. }| (key, request)).collect();
+    tokio::select! {
+        biased;
+        answers = task.ask_all(asked, wait.timeout) => match answers {
+            Ok(answers) => answers.into_iter().map(Ok).collect(),
+            Err(NoAnswer::Unanswered) => {
+                // As on 2026-07-28: the lease ran out (or the question could
+                // not be shown), so the call is stopped (reason `no-answer`)
+                // and cleaned up. The guest runs on a thread of its own: let
+                // it see `cancelled` set when it gets this answer.
+                unanswered.cancel();
+                cancellation.cancelled().await;
+                none_of(n, || AskError::TimedOut)
+            }
+            Err(NoAnswer::Cancelled) => {
+                // `tasks/cancel` withdrew the questions; the call's stop follows.
+                cancellation.cancelled().await;
+                none_of(n, || AskError::Cancelled)
+            }
+        },
+        () = cancellation.cancelled() => none_of(n, || AskError::Cancelled),
     }
 }
 

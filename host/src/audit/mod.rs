@@ -124,7 +124,7 @@ impl AuditLog {
             needs_approval,
             started: Instant::now(),
         };
-        CallAudit { pending: Some(pending) }
+        CallAudit { pending: Some(Box::new(pending)) }
     }
 
     /// Records a call refused before it ran (`reason`: `unknown-tool`,
@@ -208,7 +208,10 @@ impl AuditLog {
 /// A call being recorded: its record is written by [`CallAudit::ended`],
 /// or, if the call's future is dropped first, with outcome `abandoned`.
 pub struct CallAudit {
-    pending: Option<Pending>,
+    /// Boxed: a call's futures carry this by value, some more than once,
+    /// and a call paused for the user keeps them while it waits; without
+    /// `--audit-log` it is `None` and costs a pointer.
+    pending: Option<Box<Pending>>,
 }
 
 struct Pending {

@@ -117,6 +117,15 @@ struct CallContext<'a> {
     cancellation: &'a CallCancellation,
 }
 
+/// What [`CallRunner::run`] opened for a call before its approval: the
+/// part that runs it takes these over.
+struct Opened<'a> {
+    tool: &'a str,
+    call_id: Arc<str>,
+    record: CallRecord<'a>,
+    cancellation: CallCancellation,
+}
+
 /// How the guest's part of a call ended.
 struct GuestEnd {
     outcome: CallOutcome,
@@ -226,6 +235,26 @@ impl CallRunner {
             record.ended_before_start(&outcome, cancellation.reason().map(stop_reason_name));
             return outcome;
         }
+        // Boxed: a call paused for its approval keeps this future while it
+        // waits (10 000 such calls may be held at once), and the rest of the
+        // call is over a kilobyte of state it needs only once it runs.
+        let opened = Opened { tool, call_id, record, cancellation };
+        Box::pin(self.run_approved(component, operation, opened, signals, channel)).await
+    }
+
+    /// The rest of [`CallRunner::run`], once the call may run: a slot and a
+    /// turn, the guest, the output check, `cleanup`, and the record closed.
+    async fn run_approved(
+        &self,
+        component: &ToolComponent,
+        operation: Operation,
+        opened: Opened<'_>,
+        signals: CallSignals,
+        channel: Box<CallChannel>,
+    ) -> CallOutcome {
+        let Opened { tool, call_id, record, cancellation } = opened;
+        let limits = &component.limits;
+        let handed_off = signals.handed_off.clone();
         // Past --max-concurrent-calls, a call waits its turn (still
         // cancellable); then for its turn to start, which the calls starting
         // before it give back once their guests return, wait or have
