@@ -46,7 +46,7 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{CallLimits, HumanBytes};
@@ -179,13 +179,19 @@ impl TaskSlot {
     }
 }
 
+/// Sends a call's pauses to the request driving it.
+pub type PauseSender = futures_channel::mpsc::UnboundedSender<Box<Pause>>;
+/// Where the request driving a call takes its pauses from.
+pub type PauseReceiver = futures_channel::mpsc::UnboundedReceiver<Box<Pause>>;
+
 /// Where a call in rounds sends its pauses.
 pub struct RoundTrips {
-    /// The request driving the call takes its pauses from here. Boxed: an
-    /// unbounded channel allocates 32 slots at once, and a paused call
-    /// holds its channel, so slots the size of a `Pause` cost ~10 KiB per
-    /// paused call.
-    pub pauses: mpsc::UnboundedSender<Box<Pause>>,
+    /// The request driving the call takes its pauses from here. A paused
+    /// call holds its channel (10 000 such calls are held at once), and a
+    /// call has at most one pause queued: `futures_channel`'s allocates a
+    /// node per message, ~0.1 KiB in all, where tokio's allocates 32 slots
+    /// up front (0.8 KiB with the pause boxed, ~10 KiB without).
+    pub pauses: PauseSender,
     /// With `--state-key-file`: the answers the call was given before it
     /// was re-run here. A paused call then travels in its sealed state and
     /// stops here, rather than being parked.

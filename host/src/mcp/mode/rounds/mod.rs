@@ -28,6 +28,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures_util::StreamExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult, InputResponses,
@@ -37,11 +38,11 @@ use rmcp::service::RequestContext;
 use rmcp::task_manager::TaskExit;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::task;
-use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, RoundTrips};
+use crate::ask::{AnswerBook, CallIdentity, Delivery, Pause, PauseReceiver, RoundTrips};
 use crate::audit::Who;
 use crate::call::{CallOutcome, CallSignals, Share};
 use crate::component::ToolComponent;
@@ -238,7 +239,7 @@ async fn launch(
     book: AnswerBook,
     given: Option<InputResponses>,
 ) -> Result<Round, McpError> {
-    let (pauses_tx, pauses) = mpsc::unbounded_channel();
+    let (pauses_tx, pauses) = futures_channel::mpsc::unbounded();
     let (done_tx, done) = oneshot::channel();
     let signals = CallSignals::default();
     let caller = server.caller.clone();
@@ -391,7 +392,7 @@ struct Execution {
     /// ([`Execution::detach`]).
     inline: Option<CallFuture>,
     /// Where the call's questions arrive.
-    pauses: mpsc::UnboundedReceiver<Box<Pause>>,
+    pauses: PauseReceiver,
     /// The call's response, once it has one.
     done: oneshot::Receiver<Result<Finished, McpError>>,
     /// How to stop it.
@@ -427,7 +428,7 @@ impl Execution {
             // First, so that a call that ends here is answered in the same poll.
             never = Inline(&mut self.inline) => match never {},
             done = &mut self.done => Step::Done(Self::response(done)),
-            Some(pause) = self.pauses.recv() => {
+            Some(pause) = self.pauses.next() => {
                 self.detach();
                 self.unhook();
                 Step::Paused(self, pause)
@@ -478,7 +479,7 @@ impl Execution {
             self.early = Some(Self::response(done));
         }
         // A call pauses again only after its answer, so nothing is queued here.
-        if let std::task::Poll::Ready(Some(pause)) = self.pauses.poll_recv(&mut cx) {
+        if let std::task::Poll::Ready(Some(pause)) = self.pauses.poll_next_unpin(&mut cx) {
             tracing::warn!(tool = %self.tool, questions = pause.questions.len(), "a parked call paused twice at once");
         }
     }
@@ -495,7 +496,7 @@ impl Execution {
             tokio::select! {
                 biased;
                 done = &mut self.done => break Self::response(done),
-                Some(pause) = self.pauses.recv() => ask_in_task(&task, *pause, &signals).await,
+                Some(pause) = self.pauses.next() => ask_in_task(&task, *pause, &signals).await,
                 () = task.cancelled(), if !signals.client_cancel.is_cancelled() => signals.client_cancel.cancel(),
             }
         };
@@ -577,7 +578,7 @@ mod tests {
     fn execution(
         call: impl FnOnce(oneshot::Sender<Result<Finished, McpError>>, CallSignals) -> CallFuture,
     ) -> Execution {
-        let (_pauses_tx, pauses) = mpsc::unbounded_channel();
+        let (_pauses_tx, pauses) = futures_channel::mpsc::unbounded();
         let (done_tx, done) = oneshot::channel();
         let signals = CallSignals::default();
         Execution {
