@@ -188,8 +188,8 @@ pub type PauseReceiver = futures_channel::mpsc::UnboundedReceiver<Box<Pause>>;
 pub struct RoundTrips {
     /// The request driving the call takes its pauses from here. A paused
     /// call holds its channel (10 000 such calls are held at once), and a
-    /// call has at most one pause queued: `futures_channel`'s allocates a
-    /// node per message, ~0.1 KiB in all, where tokio's allocates 32 slots
+    /// call has at most one pause queued: `futures_channel`'s channel is a
+    /// few words and a node per message, where tokio's allocates 32 slots
     /// up front (0.8 KiB with the pause boxed, ~10 KiB without).
     pub pauses: PauseSender,
     /// With `--state-key-file`: the answers the call was given before it

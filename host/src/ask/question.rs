@@ -383,9 +383,9 @@ impl CallChannel {
             }
             // Boxed: a task's questions go through the task store (Redis,
             // with `--task-store`), whose futures are kilobytes. Inline,
-            // every call that asks would keep room for them while it
-            // waits; a call paused in rounds held 4.2 KiB for it (10 000
-            // such calls are held at once).
+            // every call that asks keeps room for them while it waits: a
+            // call paused in rounds held 2.3 KiB more for it (10 000 such
+            // calls are held at once).
             Delivery::Task(slot, unanswered) => {
                 Box::pin(ask_in_task(slot, unanswered, questions, cancellation, wait)).await
             }
