@@ -220,7 +220,6 @@ impl CallRunner {
         let record = CallRecord::open(&self.stats, call_id.clone(), tool, audit, signals.approved.clone());
         let cancellation = CallCancellation::new();
         channel.limit_payloads(limits);
-        let handed_off = signals.handed_off.clone();
         if let Some(question) = approval
             && let Err(outcome) =
                 Box::pin(self.await_approval(question, &mut channel, &cancellation, &signals))
@@ -231,7 +230,7 @@ impl CallRunner {
                     ))
                     .await
         {
-            let outcome = outcome.or_handed_off(&handed_off);
+            let outcome = outcome.or_handed_off(&signals.handed_off);
             record.ended_before_start(&outcome, cancellation.reason().map(stop_reason_name));
             return outcome;
         }
