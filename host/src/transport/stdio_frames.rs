@@ -239,6 +239,11 @@ fn read_frame(line: &[u8]) -> Frame {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Frame::Nothing;
     }
+    // A call, the commonest frame, read without rmcp's trial of every
+    // request type (`call_frame`); every other line as rmcp reads it.
+    if let Some(call) = super::call_frame::read(line) {
+        return Frame::Message(call);
+    }
     let err = match serde_json::from_slice(line) {
         Ok(message) => return Frame::Message(message),
         Err(err) => err,
