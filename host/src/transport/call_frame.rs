@@ -6,8 +6,9 @@
 //! into serde's `Content` twice, its keys walked once more for its shape,
 //! and a `tools/call` is tried as each of the thirteen request types
 //! before it (each failure formats and allocates an error). That was 9 %
-//! of the host's CPU serving `echo` at 32 in flight (BENCHMARKS.md), more
-//! than any part of the host's own call path. Here the envelope's fields
+//! of the host's CPU serving `echo` calls, more than any part of the
+//! host's own call path; reading a call here takes 7 % off the host's CPU
+//! a call (BENCHMARKS.md). Here the envelope's fields
 //! are read by name and only the request's own part is buffered, once,
 //! into rmcp's own `CallToolRequest` (its `Deserialize`, so `_meta` and
 //! the parameters come out as rmcp makes them).
