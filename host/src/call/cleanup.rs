@@ -40,20 +40,33 @@ impl CallRunner {
                 return CleanupOutcome::Failed;
             }
         };
-        let _store_live = self.stats.store();
+        let store_live = self.stats.store();
         let mut run = self.guests.spawn({
             let call_id = call_id.clone();
-            async move { guest.cleanup(&call_id, reason).await }
+            async move {
+                let done = guest.cleanup(&call_id, reason).await;
+                (done, guest)
+            }
         });
         // The timeout fires on the protocol threads whatever the cleanup
         // does; stopping `run` then drops it and its store.
         match tokio::time::timeout(limits.cleanup_timeout, &mut run).await {
-            Ok(Ok(())) => CleanupOutcome::Done,
-            Ok(Err(err)) => {
-                // The error may quote the guest (names from its custom sections).
-                let err = escaped(format!("{err:#}"));
-                tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err}");
-                CleanupOutcome::Failed
+            Ok((done, mut guest)) => {
+                // The cleanup is over when it returns: what it opened is
+                // closed now, and its store goes as a call's does, behind
+                // the call's end for an interpreter, whose slot takes a
+                // fifth of a call to reset (`component::behind`).
+                guest.state().release();
+                component.behind.drop_store((guest, store_live), &self.guests, None);
+                match done {
+                    Ok(()) => CleanupOutcome::Done,
+                    Err(err) => {
+                        // The error may quote the guest (names from its custom sections).
+                        let err = escaped(format!("{err:#}"));
+                        tracing::warn!(call_id = &**call_id, component = %component.name, "cleanup trapped: {err}");
+                        CleanupOutcome::Failed
+                    }
+                }
             }
             Err(_) => {
                 self.interrupt_guests();

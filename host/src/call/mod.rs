@@ -440,7 +440,7 @@ impl CallRunner {
         // instance's memory slot, goes now or, for a component slow to
         // reset (an interpreter), behind the response (`component::behind`).
         guest.state().release();
-        component.behind.drop_store((guest, store_live), &self.guests, &turn);
+        component.behind.drop_store((guest, store_live), &self.guests, Some(&turn));
         // The store is gone (or on its way on an idle pool): the next call's
         // instance may take its slot. Before the notifications below, which
         // wait on the client: a client slow to read them must not hold a

@@ -31,11 +31,11 @@ pub struct Behind {
 const WORTH_DROPPING_BEHIND: Duration = Duration::from_micros(30);
 
 impl Behind {
-    /// Drops `store`, a released call's store (with what counts it live):
-    /// here, or on `guests` when this component's drops are slow; timed
-    /// either way. `turn` is the call's turn to start (see
-    /// `GuestPool::drop_behind`).
-    pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool, turn: &StartTurn) {
+    /// Drops `store`, a released call's or cleanup's store (with what
+    /// counts it live): here, or on `guests` when this component's drops
+    /// are slow; timed either way. `turn` is the call's turn to start, if
+    /// the store's run held one (see `GuestPool::drop_behind`).
+    pub fn drop_store<S: Send + 'static>(&self, store: S, guests: &GuestPool, turn: Option<&StartTurn>) {
         if lock(&self.typical).at_least(WORTH_DROPPING_BEHIND) {
             let typical = self.typical.clone();
             guests.drop_behind(move || timed_drop(store, &typical), turn);
@@ -90,7 +90,7 @@ mod tests {
         let (dropped, on) = mpsc::channel();
         let drop_one = |takes: Duration| {
             let turn = guests.try_start_turn().expect("no call is starting");
-            behind.drop_store(Store { takes, dropped: dropped.clone() }, &guests, &turn);
+            behind.drop_store(Store { takes, dropped: dropped.clone() }, &guests, Some(&turn));
             drop(turn);
             on.recv_timeout(Duration::from_secs(10)).expect("the store was dropped")
         };

@@ -192,10 +192,10 @@ impl GuestPool {
     /// move the work and keep the slot longer (a burst then holds more
     /// slots at once), so the store is dropped here, as it is past
     /// [`BEHIND`] waiting or while the pool shuts down.
-    /// `turn` is the dropping call's own, if it still holds it: that one
-    /// does not make the pool busy.
-    pub fn drop_behind(&self, drop_store: impl FnOnce() + Send + 'static, turn: &StartTurn) {
-        let own = usize::from(turn.is_held());
+    /// `turn` is the dropping call's own, if it has one (a cleanup has
+    /// none) and still holds it: that one does not make the pool busy.
+    pub fn drop_behind(&self, drop_store: impl FnOnce() + Send + 'static, turn: Option<&StartTurn>) {
+        let own = usize::from(turn.is_some_and(StartTurn::is_held));
         let idle = self.starting.available_permits() + own == self.turns;
         let place = idle.then(|| self.behind.clone().try_acquire_owned().ok()).flatten();
         match (&self.runtime, place) {
