@@ -51,7 +51,7 @@ pub(crate) struct StdioFrames<R, W> {
     head: Vec<u8>,
     /// An error answer not yet handed to the writer.
     reply: Option<Vec<u8>>,
-    write: Arc<Mutex<Output<W>>>,
+    write: Arc<Writer<W>>,
     /// What the end of input means, and the answers still owed.
     ending: Ending,
     ledger: Arc<Ledger>,
@@ -79,7 +79,7 @@ impl<R: AsyncRead + Unpin + Send, W: AsyncWrite + Unpin + Send + 'static> StdioF
             skipping: false,
             head: Vec::new(),
             reply: None,
-            write: Arc::new(Mutex::new(Output { out: output, pending: Vec::new(), written: 0 })),
+            write: Arc::new(Writer::new(output)),
         }
     }
 
@@ -126,13 +126,10 @@ impl<R: AsyncRead + Unpin + Send, W: AsyncWrite + Unpin + Send + 'static> StdioF
         if self.reply.is_none() {
             return Ok(());
         }
-        let mut output = self.write.lock().await;
         // Queued and forgotten here in one step, with no wait between: a
         // `receive` dropped from here on leaves the rest to the next write.
-        if let Some(reply) = self.reply.take() {
-            output.queue(reply);
-        }
-        output.drain().await
+        let frame = self.write.queue(self.reply.take());
+        self.write.write(frame).await
     }
 }
 
@@ -147,19 +144,18 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
-        // Noted now, in the order rmcp sends, not when the write runs.
-        let wanted = self.ledger.write(&item);
-        let frame = serde_json::to_vec(&item);
+        // Noted and queued now, in the order rmcp sends (it writes each
+        // frame from a task of its own), not when the write runs.
+        let queued = self.ledger.write(&item).then(|| {
+            serde_json::to_vec(&item).map(|mut frame| {
+                frame.push(b'\n');
+                self.write.queue(Some(frame))
+            })
+        });
         let (write, ledger) = (self.write.clone(), self.ledger.clone());
         async move {
-            if !wanted {
-                return Ok(());
-            }
-            let mut frame = frame.map_err(io::Error::other)?;
-            frame.push(b'\n');
-            let mut output = write.lock().await;
-            output.queue(frame);
-            let written = output.drain().await;
+            let Some(queued) = queued else { return Ok(()) };
+            let written = write.write(queued.map_err(io::Error::other)?).await;
             if let Err(err) = &written {
                 ledger.output_failed(err);
             }
@@ -212,8 +208,8 @@ where
     }
 
     async fn close(&mut self) -> io::Result<()> {
-        let mut output = self.write.lock().await;
-        output.drain().await
+        let frame = self.write.queue(None);
+        self.write.write(frame).await
     }
 }
 
@@ -275,23 +271,88 @@ fn error_frame(id: Option<Value>, code: i64, message: &str) -> Vec<u8> {
 /// stdout, with the bytes of frames not yet written. A write dropped
 /// mid-frame leaves the rest here for the next one, so frames never
 /// interleave or break, whichever future is dropped.
+/// The output side, shared by every frame being sent: rmcp sends each
+/// response from a task of its own, so under load several wait to write at
+/// once. Each frame is queued as it comes; whichever sender then holds the
+/// stream writes everything queued, in order, in one `write`, and the
+/// senders whose frames went out with it find them written. Under 32 calls
+/// in flight that is a fraction of the writes, each of which wakes the
+/// client (BENCHMARKS.md); a lone frame is written as before.
+struct Writer<W> {
+    queue: std::sync::Mutex<Queue>,
+    output: Mutex<Output<W>>,
+}
+
+/// Frames waiting for the stream, and how many were ever queued.
+#[derive(Default)]
+struct Queue {
+    bytes: Vec<u8>,
+    frames: u64,
+}
+
+/// The stream, with the bytes taken from the queue that are not all out
+/// yet (they survive a write dropped mid-way: the next one finishes them).
 struct Output<W> {
     out: W,
-    /// Bytes queued; those before `written` have gone out.
+    /// Bytes taken; those before `written` have gone out.
     pending: Vec<u8>,
     written: usize,
+    /// How many queued frames have gone out whole.
+    frames_out: u64,
+}
+
+impl<W: AsyncWrite + Unpin> Writer<W> {
+    fn new(out: W) -> Self {
+        Writer {
+            queue: std::sync::Mutex::new(Queue::default()),
+            output: Mutex::new(Output { out, pending: Vec::new(), written: 0, frames_out: 0 }),
+        }
+    }
+
+    /// Queues `frame` (none: nothing new), without waiting: the number to
+    /// give [`Writer::write`], which writes everything queued up to it.
+    fn queue(&self, frame: Option<Vec<u8>>) -> u64 {
+        let mut queue = self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(frame) = frame {
+            if queue.bytes.is_empty() {
+                queue.bytes = frame;
+            } else {
+                queue.bytes.extend_from_slice(&frame);
+            }
+            queue.frames += 1;
+        }
+        queue.frames
+    }
+
+    /// Returns once frame number `upto` and every one before it are out
+    /// (flushed): written by this call, with whatever else is queued by
+    /// then, or by an earlier one.
+    async fn write(&self, upto: u64) -> io::Result<()> {
+        let mut output = self.output.lock().await;
+        if output.frames_out >= upto {
+            return Ok(());
+        }
+        let (bytes, frames) = {
+            let mut queue = self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            (std::mem::take(&mut queue.bytes), queue.frames)
+        };
+        output.take(bytes);
+        output.drain().await?;
+        output.frames_out = frames;
+        Ok(())
+    }
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
-    /// Adds `frame` after what is still unwritten (without a copy when
+    /// Adds `bytes` after what is still unwritten (without a copy when
     /// nothing is).
-    fn queue(&mut self, frame: Vec<u8>) {
+    fn take(&mut self, bytes: Vec<u8>) {
         if self.written == self.pending.len() {
-            (self.pending, self.written) = (frame, 0);
+            (self.pending, self.written) = (bytes, 0);
         } else {
             self.pending.drain(..self.written);
             self.written = 0;
-            self.pending.extend_from_slice(&frame);
+            self.pending.extend_from_slice(&bytes);
         }
     }
 
@@ -344,5 +405,92 @@ mod tests {
         ));
         assert!(matches!(read_frame(b"  \r\n"), Frame::Nothing));
         assert!(matches!(read_frame(br#"{"jsonrpc":"2.0","method":"x/y","params":1}"#), Frame::Nothing));
+    }
+
+    /// A stream that records each write it takes: at most `step` bytes
+    /// each, and `Pending` once it has taken `budget` writes.
+    #[derive(Clone)]
+    struct Recorded {
+        writes: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+        budget: Arc<std::sync::atomic::AtomicUsize>,
+        step: usize,
+    }
+
+    impl Recorded {
+        fn new(step: usize, budget: usize) -> Self {
+            Recorded { writes: Arc::default(), budget: Arc::new(budget.into()), step }
+        }
+
+        fn written(&self) -> Vec<Vec<u8>> {
+            self.writes.lock().unwrap().clone()
+        }
+    }
+
+    impl AsyncWrite for Recorded {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            bytes: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            use std::sync::atomic::Ordering::Relaxed;
+            if self.budget.fetch_update(Relaxed, Relaxed, |left| left.checked_sub(1)).is_err() {
+                return std::task::Poll::Pending;
+            }
+            let taken = bytes.len().min(self.step);
+            self.writes.lock().unwrap().push(bytes[..taken].to_vec());
+            std::task::Poll::Ready(Ok(taken))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Frames queued before a write go out in it, together and in the
+    /// order they were queued, and their senders find them written.
+    #[tokio::test]
+    async fn frames_queued_before_a_write_go_out_in_it_in_order() {
+        let out = Recorded::new(usize::MAX, usize::MAX);
+        let writer = Writer::new(out.clone());
+        let a = writer.queue(Some(b"a\n".to_vec()));
+        let b = writer.queue(Some(b"b\n".to_vec()));
+        let c = writer.queue(Some(b"c\n".to_vec()));
+        writer.write(a).await.unwrap();
+        writer.write(c).await.unwrap();
+        writer.write(b).await.unwrap();
+        assert_eq!(out.written(), [b"a\nb\nc\n".to_vec()]);
+        // Nothing new: nothing written.
+        writer.write(writer.queue(None)).await.unwrap();
+        assert_eq!(out.written().len(), 1);
+    }
+
+    /// A write dropped half-way (rmcp drops its send tasks at shutdown)
+    /// loses no byte: the next write finishes the frame first.
+    #[tokio::test]
+    async fn a_write_dropped_half_way_is_finished_by_the_next() {
+        let out = Recorded::new(3, 1);
+        let writer = Writer::new(out.clone());
+        let first = writer.queue(Some(b"first\n".to_vec()));
+        // Polled once: "fir" goes out, then the stream is full.
+        let once = tokio::time::timeout(std::time::Duration::ZERO, writer.write(first)).await;
+        assert!(once.is_err(), "the write is still waiting");
+        assert_eq!(out.written(), [b"fir".to_vec()]);
+        out.budget.store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
+        let second = writer.queue(Some(b"second\n".to_vec()));
+        writer.write(second).await.unwrap();
+        assert_eq!(out.written().concat(), b"first\nsecond\n");
+        // The first frame is out too.
+        writer.write(first).await.unwrap();
+        assert_eq!(out.written().concat(), b"first\nsecond\n");
     }
 }
