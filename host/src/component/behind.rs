@@ -1,4 +1,5 @@
-//! Stores dropped behind the calls that used them.
+//! Stores dropped behind the calls that used them: a call's own, and its
+//! cleanup's.
 //!
 //! Dropping a call's store resets its instance's memory slot for the next
 //! instance: the kernel scans the guest's whole memory for the pages it
@@ -9,8 +10,9 @@
 //! typical drop takes [`WORTH_DROPPING_BEHIND`] or more, its stores are
 //! dropped on the guest pool, after the response. Drops on the pool are
 //! timed too, so a component whose first drops were slow (cold pages) goes
-//! back to dropping its own once they are cheap. What the call held is
-//! closed before its response either way (`Sandbox::release`).
+//! back to dropping its own once they are cheap. What the call (or the
+//! cleanup) held is closed before the call ends either way
+//! (`Sandbox::release`).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};

@@ -183,8 +183,8 @@ impl GuestPool {
         true
     }
 
-    /// Runs `drop_store` (which drops a call's store) on the pool, after
-    /// its call's response, when no other call is starting: for a big
+    /// Runs `drop_store` (which drops a call's or a cleanup's store) on the
+    /// pool, while its call answers, when no other call is starting: for a big
     /// guest, dropping a store is mostly resetting its memory slot for the
     /// next instance, a kernel scan of the guest's whole memory plus a copy
     /// of what it wrote (a fifth of a Python `echo`). That helps only while
