@@ -268,16 +268,15 @@ fn error_frame(id: Option<Value>, code: i64, message: &str) -> Vec<u8> {
     frame
 }
 
-/// stdout, with the bytes of frames not yet written. A write dropped
-/// mid-frame leaves the rest here for the next one, so frames never
+/// stdout, shared by every frame being sent. rmcp sends each response from
+/// a task of its own, so under load several wait to write at once: each
+/// frame is queued as it is sent, and whichever sender then holds the
+/// stream writes everything queued, in order, in one `write`; the senders
+/// whose frames went out with it find them written. For a client that
+/// writes 32 calls at once that is a third fewer writes, each of which
+/// wakes it (BENCHMARKS.md); a lone frame is written as before. A write
+/// dropped mid-frame leaves the rest for the next one, so frames never
 /// interleave or break, whichever future is dropped.
-/// The output side, shared by every frame being sent: rmcp sends each
-/// response from a task of its own, so under load several wait to write at
-/// once. Each frame is queued as it comes; whichever sender then holds the
-/// stream writes everything queued, in order, in one `write`, and the
-/// senders whose frames went out with it find them written. Under 32 calls
-/// in flight that is a fraction of the writes, each of which wakes the
-/// client (BENCHMARKS.md); a lone frame is written as before.
 struct Writer<W> {
     queue: std::sync::Mutex<Queue>,
     output: Mutex<Output<W>>,
