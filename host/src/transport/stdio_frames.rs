@@ -273,10 +273,10 @@ fn error_frame(id: Option<Value>, code: i64, message: &str) -> Vec<u8> {
 /// frame is queued as it is sent, and whichever sender then holds the
 /// stream writes everything queued, in order, in one `write`; the senders
 /// whose frames went out with it find them written. For a client that
-/// writes 32 calls at once that is a third fewer writes, each of which
-/// wakes it (BENCHMARKS.md); a lone frame is written as before. A write
-/// dropped mid-frame leaves the rest for the next one, so frames never
-/// interleave or break, whichever future is dropped.
+/// writes 32 calls at once, that saves most of the burst's writes, each of
+/// which wakes the client (BENCHMARKS.md); a lone frame is written as
+/// before. A write dropped mid-frame leaves the rest for the next one, so
+/// frames never interleave or break, whichever future is dropped.
 struct Writer<W> {
     queue: std::sync::Mutex<Queue>,
     output: Mutex<Output<W>>,
