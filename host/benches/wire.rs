@@ -701,12 +701,21 @@ fn discovering(args: &[&str]) -> Start {
 /// mode: call → pause returned, and answer → result, for an approval before
 /// the call (nothing runs until the answer) and one mid-call (the guest is
 /// parked in its store); the same call with approval waived as the
-/// baseline; and the memory each paused execution holds.
+/// baseline; and the memory each paused execution holds. Each mid-call row
+/// is measured twice: parked in this process, and sealed into its
+/// `requestState` (`--state-key-file`), where the call stops at its pause
+/// and runs again on the answer, so nothing of it waits here.
 async fn approval_pauses(scale: Scale) {
     // Room for the memory figures below: 10 000 paused before the call,
     // 1 000 mid-call (each of those holds a call slot).
     let room = ["--max-paused", "10000", "--max-concurrent-calls", "1000"];
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("state.key");
+    std::fs::write(&key_file, "bench-approval-state-key-of-forty-bytes!\n").unwrap();
+    let key_file = key_file.display().to_string();
+    let sealing: Vec<&str> = room.iter().copied().chain(["--state-key-file", &key_file]).collect();
     let host = Host::start(discovering(&room)).await;
+    let sealed = Host::start(discovering(&sealing)).await;
     let waived = Host::start(discovering(&["--no-approval", "all"])).await;
     let trials = scale.cancel_trials;
     let arguments =
@@ -716,7 +725,11 @@ async fn approval_pauses(scale: Scale) {
     println!(
         "| tool | call → pause p50 | p99 | approve → result p50 | p99 | waived call p50 |\n|---|---|---|---|---|---|"
     );
-    for tool in ["delete_records", "prune"] {
+    for (tool, host, how) in [
+        ("delete_records", &host, "before the call"),
+        ("prune", &host, "mid-call"),
+        ("prune", &sealed, "mid-call, sealed"),
+    ] {
         let (mut paused, mut resumed, mut plain) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..trials {
             let started = Instant::now();
@@ -739,8 +752,7 @@ async fn approval_pauses(scale: Scale) {
         }
         let (p, r, w) = (Samples::new(paused), Samples::new(resumed), Samples::new(plain));
         println!(
-            "| {tool} ({}) | {} | {} | {} | {} | {} |",
-            if tool == "prune" { "mid-call" } else { "before the call" },
+            "| {tool} ({how}) | {} | {} | {} | {} | {} |",
             ms(p.p50()),
             ms(p.p99()),
             ms(r.p50()),
@@ -775,12 +787,14 @@ async fn approval_pauses(scale: Scale) {
     // Memory: hold many paused executions at once, then let them go (the
     // issue's bound: 100 MB of host RSS for either row). A fresh host per
     // row, so neither row reuses memory the other freed.
-    drop((host, waived));
+    drop((host, sealed, waived));
     println!(
         "\n| paused executions held (fresh host) | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
     );
-    for (tool, held) in [("delete_records", 10_000), ("prune", 1_000)] {
-        let host = Host::start(discovering(&room)).await;
+    for (tool, held, args) in
+        [("delete_records", 10_000, &room[..]), ("prune", 1_000, &room), ("prune", 1_000, &sealing[..])]
+    {
+        let host = Host::start(discovering(args)).await;
         let pid = host.child.id().unwrap();
         host.wait_until_idle().await;
         let before = rss_kib(pid);
@@ -789,7 +803,9 @@ async fn approval_pauses(scale: Scale) {
             pauses.push(pause_of(host.client.call_tool_once(params(tool, arguments(tool))).await.unwrap()));
         }
         let during = rss_kib(pid);
-        assert_eq!(host.status().await["paused_calls"], held as u64);
+        // A sealed pause is the client's to carry: none is held here.
+        let here = if args == sealing { 0 } else { held as u64 };
+        assert_eq!(host.status().await["paused_calls"], here);
         for (key, state) in pauses {
             let decline = params(tool, arguments(tool))
                 .with_input_responses(approval_answer(&key, false))
@@ -799,7 +815,8 @@ async fn approval_pauses(scale: Scale) {
         let idle: Value = host.wait_until_idle().await;
         assert_eq!(idle["leases"], 0);
         println!(
-            "| {held} × {tool} | {:.1} MiB | {:.1} MiB | {:.2} KiB |",
+            "| {held} × {tool}{} | {:.1} MiB | {:.1} MiB | {:.2} KiB |",
+            if args == sealing { ", sealed" } else { "" },
             before as f64 / 1024.0,
             during as f64 / 1024.0,
             during.saturating_sub(before) as f64 / held as f64
