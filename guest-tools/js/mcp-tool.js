@@ -60,6 +60,24 @@ import * as s from "./schema.js";
 
 export { s };
 
+// Done once, at build time, for every call. componentize-js runs its
+// generated bindings (which lift a call's arguments, `await` the export and
+// lower its result) in a global of their own, where SpiderMonkey makes each
+// standard class on first use. Nothing at build time used `Promise`,
+// `Uint8Array`, `String` or `SavedFrame` there, so every fresh instance made
+// them again during its call: about 40 % of a JavaScript call's time in the
+// guest (BENCHMARKS.md). The functions of `client` belong to that global, so
+// its `Function` runs the async function below there, before componentize-js
+// snapshots the engine. A no-op if the bindings ever share this module's
+// global, whose classes exist from the start.
+{
+  const binding = Object.values(client).find((value) => typeof value === "function");
+  const BindingsFunction = binding && Object.getPrototypeOf(binding).constructor;
+  if (BindingsFunction && BindingsFunction !== Function) {
+    BindingsFunction("return (async () => { await null; return [new Uint8Array(0), String(0)]; })();")();
+  }
+}
+
 /** The tool failed; the message is shown to the model (an isError result). */
 export class ToolError extends Error {}
 
