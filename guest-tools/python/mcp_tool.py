@@ -93,6 +93,7 @@ import json
 import sys
 import types as pytypes
 import typing
+import weakref
 from typing import Any, Callable, Literal, Optional, Union
 
 try:
@@ -134,6 +135,15 @@ try:
 except ImportError:
     wit_tasks = None  # type: ignore[assignment]
     _TasksBase = object
+
+# Done once, at build time, for every call. The host hands each call its
+# `cancelled` resource, and componentize-py ties every resource it wraps to a
+# `weakref.finalize`, whose first use in a process imports `atexit` and
+# registers with it. componentize-py snapshots the interpreter after this
+# module is imported, so using one here spares every fresh instance that
+# import on its call: about a third of a Python call's time in the guest
+# (BENCHMARKS.md). The object dies at once, and its finalizer with it.
+weakref.finalize(type("_Warm", (), {})(), lambda: None)
 
 __all__ = [
     "Answer",
