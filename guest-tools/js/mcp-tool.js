@@ -63,18 +63,32 @@ export { s };
 // Done once, at build time, for every call. componentize-js runs its
 // generated bindings (which lift a call's arguments, `await` the export and
 // lower its result) in a global of their own, where SpiderMonkey makes each
-// standard class on first use. Nothing at build time used `Promise`,
-// `Uint8Array`, `String` or `SavedFrame` there, so every fresh instance made
-// them again during its call: about 40 % of a JavaScript call's time in the
-// guest (BENCHMARKS.md). The functions of `client` belong to that global, so
-// its `Function` runs the async function below there, before componentize-js
-// snapshots the engine. A no-op if the bindings ever share this module's
-// global, whose classes exist from the start.
+// standard class, and compiles each of its built-in functions, on first
+// use. Nothing at build time used them there, so every fresh instance did
+// it again during its call: `Promise`, `Uint8Array`, `String` and
+// `SavedFrame` were about 40 % of a JavaScript call's time in the guest, and
+// the built-ins the bindings call take another tenth off a call's p50
+// (BENCHMARKS.md). The functions of `client` belong to that global, so its
+// `Function` runs the same steps there, before componentize-js snapshots
+// the engine. A no-op if the bindings ever share this module's global,
+// whose classes exist from the start.
 {
   const binding = Object.values(client).find((value) => typeof value === "function");
   const BindingsFunction = binding && Object.getPrototypeOf(binding).constructor;
   if (BindingsFunction && BindingsFunction !== Function) {
-    BindingsFunction("return (async () => { await null; return [new Uint8Array(0), String(0)]; })();")();
+    BindingsFunction(`return (async () => {
+      await null;
+      const memory = new ArrayBuffer(16);
+      new Uint8Array(memory, 0, 8).set(new Uint8Array(4));
+      const view = new DataView(memory);
+      view.setInt8(0, 0, true);
+      view.setUint32(4, "a".charCodeAt(0), true);
+      const handle = Object.create(Object.prototype);
+      Object.defineProperty(handle, Symbol("handle"), { writable: true, value: 1 });
+      new FinalizationRegistry(() => {}).register(handle, 1, handle);
+      const { text, rest } = { text: String(0), rest: ((...args) => args)(1) };
+      return [text, rest];
+    })();`)();
   }
 }
 
