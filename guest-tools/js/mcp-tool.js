@@ -71,8 +71,9 @@ export { s };
 // (BENCHMARKS.md). The functions of `client` belong to that global, so its
 // `Function` runs the same steps there, before componentize-js snapshots
 // the engine. A no-op if the bindings ever share this module's global,
-// whose classes exist from the start.
-{
+// whose classes exist from the start; an engine that refused it would cost
+// its calls that time again, not the build.
+try {
   const binding = Object.values(client).find((value) => typeof value === "function");
   const BindingsFunction = binding && Object.getPrototypeOf(binding).constructor;
   if (BindingsFunction && BindingsFunction !== Function) {
@@ -90,6 +91,8 @@ export { s };
       return [text, rest];
     })();`)();
   }
+} catch {
+  // Only time is lost: see above.
 }
 
 /** The tool failed; the message is shown to the model (an isError result). */

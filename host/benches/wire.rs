@@ -785,8 +785,8 @@ async fn approval_pauses(scale: Scale) {
     );
 
     // Memory: hold many paused executions at once, then let them go (the
-    // issue's bound: 100 MB of host RSS for either row). A fresh host per
-    // row, so neither row reuses memory the other freed.
+    // issue's bound: 100 MB of host RSS for each row). A fresh host per
+    // row, so no row reuses memory another freed.
     drop((host, sealed, waived));
     println!(
         "\n| paused executions held (fresh host) | RSS before | RSS with them held | per paused execution |\n|---|---|---|---|"
