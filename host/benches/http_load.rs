@@ -119,10 +119,12 @@ pub(crate) async fn load(clients: &[Arc<RunningService<RoleClient, ()>>], span: 
 }
 
 /// The section: for each kind of client, alternated rounds, the host then
-/// both native servers, after a warm-up each.
+/// both native servers, after a warm-up each; then one session's calls
+/// over SSE.
 pub async fn http_load(rounds: usize, span: Duration) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let servers = [start_host().await, start_native("http").await, start_native("http-json").await];
+    session_calls(&servers[0], &servers[1], rounds).await;
     for kept in [false, true] {
         let clients = if kept { "each keeping its connection" } else { "a new connection a call" };
         println!(
@@ -175,4 +177,53 @@ async fn load_rounds(servers: &[Server; 3], kept: bool, rounds: usize, span: Dur
         );
     }
     println!();
+}
+
+/// Calls in one session.
+const SESSION_CALLS: usize = 100;
+
+/// One 2025-11-25 session (`initialize`, as most clients still open one)
+/// calling `echo` back to back: each answer is an SSE stream written in
+/// pieces (a priming event, then the result), the way a call that logs or
+/// reports progress is answered on 2026-07-28 too. The host, the native
+/// server as rmcp's examples serve it (hyper or axum as they come: Nagle's
+/// algorithm on) and the same with `TCP_NODELAY`, in alternated rounds.
+async fn session_calls(host: &Server, native: &Server, rounds: usize) {
+    let nodelay = start_native("http-nodelay").await;
+    let mut sessions = Vec::new();
+    for server in [host, native, &nodelay] {
+        let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
+        let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+        let session =
+            ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize).await.expect("MCP session");
+        session.call_tool(params("echo", json!({ "text": "hello" }))).await.unwrap();
+        sessions.push(session);
+    }
+    let mut times = [(); 3].map(|()| Vec::new());
+    for _ in 0..rounds {
+        for (session, times) in sessions.iter().zip(&mut times) {
+            for _ in 0..SESSION_CALLS / rounds.max(1) {
+                let call = Instant::now();
+                let result = session.call_tool(params("echo", json!({ "text": "hello" }))).await.unwrap();
+                times.push(call.elapsed());
+                assert_eq!(result.is_error, Some(false));
+            }
+        }
+    }
+    println!(
+        "## One session over Streamable HTTP, protocol 2025-11-25 ({SESSION_CALLS} sequential `echo` calls each, \
+         answered over SSE, in {rounds} alternated rounds)\n"
+    );
+    println!("| server | p50 | p99 |\n|---|---|---|");
+    let names = ["mcp-wasm-host --http", "native rmcp HTTP server", "native rmcp, `TCP_NODELAY` set"];
+    let samples: Vec<Samples> = times.into_iter().map(Samples::new).collect();
+    for (name, s) in names.iter().zip(&samples) {
+        println!("| {name} | {} | {} |", ms(s.p50()), ms(s.p99()));
+    }
+    let p50 = |n: usize| samples[n].p50().as_secs_f64();
+    println!(
+        "\nratio (wasm / native): p50 {:.3}x; (wasm / native with `TCP_NODELAY`): p50 {:.2}x\n",
+        p50(0) / p50(1),
+        p50(0) / p50(2)
+    );
 }

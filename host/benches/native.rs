@@ -2,7 +2,8 @@
 //! schema, same text and structured result), run as a child process, over
 //! stdio or (with `SERVE_ENV=http`) over Streamable HTTP on a free port
 //! (`SERVE_ENV=http-json`: with rmcp's `json_response` on, as the host
-//! serves: a one-message answer as `application/json`, not SSE).
+//! serves: a one-message answer as `application/json`, not SSE;
+//! `SERVE_ENV=http-nodelay`: SSE, with `TCP_NODELAY` on each connection).
 //! With `SERVE_ENV=reactor` it serves stdio through the host's own stdin /
 //! stdout streams (`host/src/transport/stdio_streams.rs`) instead of
 //! rmcp's `stdio()`: what is left between it and the host is then the
@@ -72,8 +73,9 @@ fn native_echo() -> NativeEcho {
 pub fn serve() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     match std::env::var(SERVE_ENV).as_deref() {
-        Ok("http") => return runtime.block_on(serve_http(false)),
-        Ok("http-json") => return runtime.block_on(serve_http(true)),
+        Ok("http") => return runtime.block_on(serve_http(false, false)),
+        Ok("http-json") => return runtime.block_on(serve_http(true, false)),
+        Ok("http-nodelay") => return runtime.block_on(serve_http(false, true)),
         _ => {}
     }
     let reactor = std::env::var(SERVE_ENV).as_deref() == Ok("reactor");
@@ -89,8 +91,9 @@ pub fn serve() {
 
 /// rmcp's Streamable HTTP service on hyper, as the host serves it (without
 /// the host's limits and probes), announcing its address as the host does;
-/// with `json`, rmcp's `json_response` on.
-async fn serve_http(json: bool) {
+/// with `json`, rmcp's `json_response` on; with `nodelay`, `TCP_NODELAY`
+/// on each connection (neither hyper nor axum sets it by default).
+async fn serve_http(json: bool, nodelay: bool) {
     use hyper_util::rt::TokioIo;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -104,6 +107,9 @@ async fn serve_http(json: bool) {
     eprintln!("native: serving MCP over Streamable HTTP at http://{}/mcp", listener.local_addr().unwrap());
     loop {
         let (stream, _) = listener.accept().await.unwrap();
+        if nodelay {
+            stream.set_nodelay(true).unwrap();
+        }
         let service = service.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request| {

@@ -88,7 +88,13 @@ pub struct Store {
 impl Store {
     /// Connects to `url`, and starts renewing this replica's lease.
     pub async fn connect(url: &str) -> anyhow::Result<Arc<Self>> {
-        let client = redis::Client::open(url).context("--task-store: not a redis:// or rediss:// URL")?;
+        use redis::IntoConnectionInfo as _;
+        let info = url.into_connection_info().context("--task-store: not a redis:// or rediss:// URL")?;
+        // Commands go out as they are written: a multiplexed connection
+        // writes each in its own piece, and Nagle's algorithm would hold a
+        // piece back until the one before it was acknowledged.
+        let info = info.set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
+        let client = redis::Client::open(info).context("--task-store: not a redis:// or rediss:// URL")?;
         // Redis' TLS is rustls, on the provider the rest of the host uses.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let config = ConnectionManagerConfig::new()

@@ -41,7 +41,13 @@ pub async fn connect(addrs: &[SocketAddr], deadline: Instant) -> Result<TcpStrea
         let mut last = None;
         for addr in addrs {
             match TcpStream::connect(addr).await {
-                Ok(stream) => return Ok(stream),
+                Ok(stream) => {
+                    // A request written in pieces (its head, then each chunk
+                    // of a body the guest streams) must not wait for the
+                    // server's delayed ACK between them (Nagle's algorithm).
+                    let _ = stream.set_nodelay(true);
+                    return Ok(stream);
+                }
                 Err(err) => last = Some(err),
             }
         }
