@@ -80,14 +80,18 @@ async fn start_native(mode: &str) -> Server {
 /// A 2026-07-28 client: rmcp's default (a new connection for every
 /// request), or, `kept`, one keeping its connection between requests.
 async fn client(url: &str, kept: bool) -> RunningService<RoleClient, ()> {
-    let transport = if kept {
-        let config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-        StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
-    } else {
-        StreamableHttpClientTransport::from_uri(url.to_string())
-    };
+    let transport =
+        if kept { kept_transport(url) } else { StreamableHttpClientTransport::from_uri(url.to_string()) };
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     ().serve_with_lifecycle(transport, lifecycle).await.expect("MCP client start")
+}
+
+/// rmcp's transport with a pooling `reqwest` client: it keeps its
+/// connection between requests, as the TypeScript and Python SDKs' clients
+/// do (rmcp's default keeps none).
+fn kept_transport(url: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
 }
 
 /// Every client calls `echo` back to back for `span`: the calls per second
@@ -192,8 +196,7 @@ async fn session_calls(host: &Server, native: &Server, rounds: usize) {
     let nodelay = start_native("http-nodelay").await;
     let mut sessions = Vec::new();
     for server in [host, native, &nodelay] {
-        let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
-        let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+        let transport = kept_transport(&server.url);
         // rmcp's client asks for its newest version unless told.
         let asks = rmcp::model::ClientConfig::default().with_protocol_version(ProtocolVersion::V_2025_11_25);
         let session =
