@@ -10,6 +10,7 @@ bench's figures; docs/benchmarks-archive.md says where it was used.
     python3 host/benches/raw_echo.py target/release/mcp-wasm-host \
         target/guests/python-tool.wasm 1000 [host args...]
     IN_FLIGHT=32 python3 host/benches/raw_echo.py ...   # then 5 000 more, 32 at a time
+    BURST=60000 IN_FLIGHT=32 python3 host/benches/raw_echo.py ...   # 60 000 more
     PREFIX="perf stat -e page-faults --" python3 host/benches/raw_echo.py ...
 """
 
@@ -52,7 +53,7 @@ for id in range(2, calls + 2):
 in_flight = int(os.environ.get("IN_FLIGHT", "0"))
 next_id = calls + 2
 burst_started = time.perf_counter()
-for _ in range(5000 // max(in_flight, 1) if in_flight else 0):
+for _ in range(int(os.environ.get("BURST", "5000")) // max(in_flight, 1) if in_flight else 0):
     # `in_flight` requests written at once, then their responses read.
     for id in range(next_id, next_id + in_flight):
         params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
