@@ -1,6 +1,8 @@
 //! The rmcp `ServerHandler`: each MCP request goes to the module that does
 //! its job; nothing is decided here.
 
+use std::borrow::Cow;
+
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
@@ -13,6 +15,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
+use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerResult};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
@@ -36,7 +39,8 @@ use crate::telemetry::spans;
 // `prompts/get` and `tools/call`; boxing them took `memmove` from 8.6 to
 // 5.9 % of the host's CPU under load (BENCHMARKS.md). Boxed, an answer
 // costs one allocation and the request future is rmcp's own state
-// (`request_futures_stay_small` below).
+// (`request_futures_stay_small` below), which [`Served`] boxes in turn on
+// stdio.
 #[allow(deprecated)]
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
@@ -525,6 +529,50 @@ impl ServerHandler for ToolServer {
     }
 }
 
+/// A [`ToolServer`] as rmcp serves it on stdio: the same handler, with
+/// each request's whole future in one allocation.
+///
+/// rmcp runs a request in a task of its own, whose future holds the
+/// future of rmcp's dispatch (`Service::handle_request` of the
+/// `ServerHandler` impl above) inline: 4.4 KiB even with every answer
+/// boxed, 3 KiB of it rmcp's own state. That whole future was moved eight
+/// times a call (five in rmcp's loop, three in tokio's task): 35 KiB of
+/// `memmove` a `tools/call`, 5.3 KiB once boxed here (copies of 2 KiB or
+/// more, a uprobe on `memmove` of the host serving the demo's `echo` at 32
+/// in flight; calls/s +5–8 %, BENCHMARKS.md). What rmcp still holds is the
+/// request and its context, until it hands them over. rmcp's Streamable
+/// HTTP service takes a `ServerHandler`, so an HTTP session is served by
+/// [`ToolServer`] itself (a plain 2026-07-28 `tools/call` over HTTP is
+/// answered by `transport/http/direct`, outside rmcp's loop).
+#[derive(Clone)]
+pub struct Served(pub ToolServer);
+
+impl rmcp::Service<RoleServer> for Served {
+    fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ServerResult, McpError>> + Send + '_ {
+        Box::pin(<ToolServer as rmcp::Service<RoleServer>>::handle_request(&self.0, request, context))
+    }
+
+    fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), McpError>> + Send + '_ {
+        <ToolServer as rmcp::Service<RoleServer>>::handle_notification(&self.0, notification, context)
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        <ToolServer as rmcp::Service<RoleServer>>::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        <ToolServer as rmcp::Service<RoleServer>>::supported_protocol_versions(&self.0)
+    }
+}
+
 /// Refuses a URI too long to be any resource of ours before anything is
 /// matched against it or kept (a subscription keeps its URI).
 fn uri_within_bounds(uri: &str) -> Result<(), McpError> {
@@ -543,7 +591,7 @@ mod tests {
     use super::*;
 
     /// The size of the future `handler` returns (never run: only its type).
-    fn future_size<'a, A, B, F: Future>(_handler: impl Fn(&'a ToolServer, A, B) -> F) -> usize {
+    fn future_size<'a, S: 'a, A, B, F: Future>(_handler: impl Fn(&'a S, A, B) -> F) -> usize {
         std::mem::size_of::<F>()
     }
 
@@ -557,5 +605,8 @@ mod tests {
         assert!(request <= 4096, "rmcp's request future is {request} bytes: is an answer no longer boxed?");
         let call = future_size(<ToolServer as ServerHandler>::call_tool);
         assert!(call <= 512, "the tools/call answer's future is {call} bytes inline");
+        // What rmcp's task holds of it, as served.
+        let served = future_size(<Served as rmcp::Service<RoleServer>>::handle_request);
+        assert!(served <= 16, "the request future rmcp holds is {served} bytes: is it no longer boxed?");
     }
 }

@@ -49,6 +49,7 @@ use crate::request_state::StateKeys;
 use crate::stats::Stats;
 use crate::tasks::{Kept, TaskStore, Tasks};
 
+pub use handler::Served;
 pub(crate) use loading::LOAD_WAIT;
 use loading::Loading;
 use mode::rounds::PausedCalls;

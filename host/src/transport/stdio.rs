@@ -15,7 +15,7 @@ use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Drain;
-use crate::mcp::ToolServer;
+use crate::mcp::{Served, ToolServer};
 use crate::stats::Stats;
 use crate::transport::signal::{Signals, drain_calls};
 use crate::transport::stdio_end::{Ending, Ledger};
@@ -38,7 +38,7 @@ pub(crate) async fn serve(
     let audit = stats.audit().clone();
     let ending = Ending::new(ledger, eof_drain, server.loaded(), shutdown.clone(), audit.clone());
     let running = tokio::select! {
-        running = server.serve(StdioFrames::new(input, output, ending)) => {
+        running = Served(server).serve(StdioFrames::new(input, output, ending)) => {
             running.context("the MCP session did not start")?
         }
         () = signals.recv() => {
